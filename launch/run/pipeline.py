@@ -18,7 +18,9 @@ Which stages run (`decide`), per stage in plan order:
 A stage's upstream is the stages it reads from (`Stage.reads_from`: the earlier stages its `inputs`
 name). A stage that runs gives its output a new run id, so the stages that read it, and those that
 read them, see a changed upstream and run too; a later stage that reads none of them stays cached
-(a damaged eval reruns that eval, not the evals after it; damaged data reruns every consumer).
+(a damaged eval reruns that eval, not the evals after it; damaged data reruns every consumer). A stage
+that ran because its command changed and wrote, by content, the very output it had keeps its output id,
+and the stages after it are decided again (`_same_output`): what was made from that output stays.
 
 `--from S` forces S to run and selects everything after it (the stages that read S, directly or not,
 run; the others run only if they are stale themselves); `--only S` forces S alone. Stages outside the
@@ -461,7 +463,14 @@ def run_pipeline(
                 record()
             if recorded:
                 run_dir.pipeline_started(state)
-            result = _execute(plan, run_dir, executor, state, decisions, reporter, hashes, where)
+            forced = {from_stage, only} - {None}
+
+            def redecide() -> list[Decision]:
+                return decide(plan, state, from_stage=from_stage, only=only, hashes=hashes)
+
+            result = _execute(
+                plan, run_dir, executor, state, decisions, reporter, hashes, where, forced, redecide
+            )
             failed = result.failed_stage
             ended = "" if failed is None else f"{failed}: {result.results[failed].message}"
             if recorded:
@@ -514,13 +523,20 @@ def _execute(
     reporter: Reporter,
     hashes: FileHashes,
     where: list[str],
+    forced: set[str | None],
+    redecide: Callable[[], list[Decision]],
 ) -> PipelineResult:
-    """Carry out `decisions`; `where` gets each stage's name as it is reached (for a stop's record)."""
+    """Carry out `decisions`; `where` gets each stage's name as it is reached (for a stop's record). A
+    stage that ran again and wrote the very output it had (`_Ran.same_output`) keeps its output's id, and
+    the stages after it are decided again: those that read it were made from that output and stay."""
     result = PipelineResult("succeeded", decisions)
     # The hashes `decide` computed (a rebuilt output's files) are not computed again next time.
     hashes.save(run_dir.file_hashes_file)
     current: dict[str, str] = {}
-    for decision in decisions:
+    index = -1
+    while index + 1 < len(decisions):
+        index += 1
+        decision = decisions[index]
         stage = plan.stage(decision.stage)
         where.append(stage.name)
         upstream = upstream_ids(stage, current) if decision.executes or decision.action == "complete" else {}
@@ -554,13 +570,35 @@ def _execute(
                 )
                 current[stage.name] = _adopt(plan, run_dir, state, stage, adopted, upstream, hashes)
                 continue
-            outcome = _run_stage(plan, run_dir, executor, state, stage, decision, reporter, hashes, upstream)
+            outcome = _run_stage(
+                plan, run_dir, executor, state, stage, decision, reporter, hashes, upstream, forced
+            )
         result.results[stage.name] = outcome.result
         if outcome.result.status != "succeeded":
             result.status = outcome.result.status
             return result
         current[stage.name] = outcome.run_id
+        if outcome.same_output:
+            decisions[index + 1 :] = _kept_downstream(
+                stage, decisions[index + 1 :], redecide(), reporter, plan
+            )
     return result
+
+
+def _kept_downstream(
+    stage: Stage, planned: list[Decision], now: list[Decision], reporter: Reporter, plan: Plan
+) -> list[Decision]:
+    """The decisions after `stage` once it wrote the output it had before: decided again, each change
+    said on its stage's line (what was to run because `stage` ran again is cached)."""
+    again = {d.stage: d for d in now}
+    kept = [again[d.stage] for d in planned]
+    for before, after in zip(planned, kept, strict=True):
+        if before.executes and not after.executes:
+            reporter.note(
+                plan.stage(after.stage),
+                f"{after.action} ({after.reason}): {stage.name} wrote the same output it had before",
+            )
+    return kept
 
 
 def shared_output(plan: Plan, stage: Stage) -> str | None:
@@ -650,6 +688,8 @@ def _stop_stale(executor: Executor, stage: Stage, record: StageRecord, reporter:
 class _Ran(Record):
     result: StageResult
     run_id: str
+    # It ran again and wrote, byte for byte, the output its previous record holds: its id is kept.
+    same_output: bool = False
 
 
 def _run_stage(
@@ -662,6 +702,7 @@ def _run_stage(
     reporter: Reporter,
     hashes: FileHashes,
     upstream: dict[str, str],
+    forced: set[str | None],
 ) -> _Ran:
     """Run one stage with the executor, recording it before, when it starts and when it ends."""
     rec = state.stages.get(stage.name)
@@ -716,10 +757,36 @@ def _run_stage(
         raise
     if outcome.status == "succeeded":
         outcome = _check_outputs(plan, run_dir, stage, record, outcome, hashes)
+    same = (
+        outcome.status == "succeeded" and stage.name not in forced and _same_output(plan, stage, rec, record)
+    )
+    if same:
+        assert rec is not None
+        record.run_id = rec.run_id  # the output the stages reading it were made from
     _finish(run_dir, state, stage.name, record, outcome)
     hashes.save(run_dir.file_hashes_file)
     reporter.stage_finished(stage, outcome, time.monotonic() - started)
-    return _Ran(outcome, run_id)
+    return _Ran(outcome, record.run_id, same)
+
+
+def _same_output(plan: Plan, stage: Stage, before: StageRecord | None, now: StageRecord) -> bool:
+    """Whether a stage that ran again because its command changed (prepared data rebuilt into another
+    cache dir: a run dir resumed on another machine, `$T3RL_CACHE_DIR` changed) wrote, by content, every
+    declared output its previous success holds: its output is then the same one, and so is its id. What
+    identifies an output is its content: a new id reran every stage reading it, a train stage from
+    scratch with its checkpoint superseded. (A stage rerun for a damaged output or by --from/--only gets
+    a new id, as before: what reads it runs again.)"""
+    if (
+        before is None
+        or before.status != "succeeded"
+        or not stage.verify
+        or same_command(before, plan, stage)
+    ):
+        return False
+    return all(
+        before.outputs.get(path) not in (None, "") and before.outputs.get(path) == now.outputs.get(path)
+        for path in stage.verify
+    )
 
 
 def _code(run_dir: RunDir) -> dict[str, Any] | None:

@@ -28,10 +28,10 @@ from launch.files import is_locked
 from launch.plan.build import Plan, PlanContext, build_plan
 from launch.plan.builders.builder import COMPLETE_MARKER
 from launch.plan.output_holds import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY, Holds, marked
-from launch.plan.stages import StageKind
+from launch.plan.stages import Stage, StageKind
 from launch.run.executors.dry import DryExecutor
 from launch.run.output_digest import digest
-from launch.run.pipeline import PipelineError, decide, run_pipeline
+from launch.run.pipeline import PipelineError, SilentReporter, decide, run_pipeline
 from launch.run.rundir import RunDir
 
 # --- kind 1: an output that exists but holds nothing ------------------------------------------------
@@ -225,3 +225,49 @@ def test_a_run_dir_where_no_lock_can_be_taken_is_one_line_naming_its_lock(
     assert count(marks, "a", "started") == 0
     # `t3rl runs` probes each run dir's lock: there it holds none, and the listing goes on.
     assert not is_locked(run_dir / ".lock")
+
+
+# --- kind 4: a stage rerun for a changed command that writes the very output it had ----------------
+
+
+class _Notes(SilentReporter):
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def note(self, stage: Stage, text: str) -> None:
+        self.notes.append(f"{stage.name}: {text}")
+
+
+def test_a_stage_whose_command_changed_but_not_its_output_keeps_what_reads_it(
+    dirs: tuple[Path, Path],  # noqa: F811 - the fixture
+) -> None:
+    """Data prepared into another cache dir (a run dir resumed on another machine, `$T3RL_CACHE_DIR`
+    changed): its command changed, its content did not, and what was made from it stays (was: every
+    stage reading it ran again, a train stage from scratch with its checkpoint superseded)."""
+    run_dir, marks = dirs
+    data = run_dir / "stages" / "data" / "train.jsonl"
+
+    def plan(cache: str, rows: str = "rows") -> Plan:
+        write = f"cache={cache}; mkdir -p {data.parent} && echo {rows} > {data}"
+        return Plan(
+            "test",
+            run_dir,
+            (
+                stage("data", marks, write, verify={str(data): FILE}),
+                stage("eval", marks, f"cat {data} > {marks}/evaluated", reads=("data",)),
+            ),
+        )
+
+    assert run(plan("/cache/a"), run_dir).status == "succeeded"
+    reporter = _Notes()
+    moved = run(plan("/cache/b"), run_dir, reporter=reporter)
+    assert [(d.stage, d.action) for d in moved.decisions] == [("data", "run"), ("eval", "cached")]
+    assert reporter.notes == [
+        "eval: cached (unchanged since it succeeded): data wrote the same output it had before"
+    ]
+    assert [count(marks, name, "done") for name in ("data", "eval")] == [2, 1]
+    # Other content is another output: what reads it runs again; so does --from, as asked.
+    assert [d.action for d in run(plan("/cache/c", "other"), run_dir).decisions] == ["run", "run"]
+    forced = run(plan("/cache/d", "other"), run_dir, from_stage="data")
+    assert [d.action for d in forced.decisions] == ["run", "run"]
+    assert [count(marks, name, "done") for name in ("data", "eval")] == [4, 3]
