@@ -719,6 +719,7 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     )
     from launch.config.defaults_entries import misread_entry  # lazy: likewise
     from launch.config.defaults_order import (  # lazy: likewise
+        chosen_files,
         group_listed_again,
         null_key,
         override_before_entry,
@@ -738,6 +739,13 @@ def _composition_problem(error: Exception, parsed: list[Override], loader: Confi
     if early is not None:
         return early
     chosen = _chosen_configs(parsed, loader)
+    # `- overide /model: …`: Hydra took a misspelt keyword as a plain entry, choosing the group again
+    if "Multiple values for" in message:
+        from launch.config.defaults_keywords import misspelt_keyword  # lazy: only to explain a mistake
+
+        misspelt = misspelt_keyword(chosen_files(chosen, loader))
+        if misspelt is not None:
+            return misspelt
     again = group_listed_again(message, chosen, loader)
     if again is not None:
         return again

@@ -14,6 +14,9 @@ that validates when applied (tests.support.fix_applier), and the valid setting b
   (launch/config/schema_errors._percent_text; was: the key's old value);
 - DAPO's upper clip range typed as a percentage (`eps_clip_high=28`): a `Usual` ceiling of 1, scale 100, on
   the field (launch/config/schema.py CLIP_HIGH; was: accepted, the ratio clipped at 29);
+- a defaults list entry whose keyword is misspelt (`- overide /model: qwen3_8b`): refused at `defaults`, the
+  file and line named, the keyword as the fix (launch/config/defaults_keywords.py; was: Hydra's "Multiple
+  values for model" at a key named after the entry, set in "the defaults list", no fix);
 - a nested key a forced add (`++`) or a plain set typed one level off or too deep
   (`++hardware.gpu.memory_gib`, `++trackng.project.name`): the nearest key path as a whole, taking the value
   (launch/config/nearest_paths.py), a `++`'s containers the override's (launch/config/provenance.py), and no
@@ -242,3 +245,20 @@ def test_an_upper_clip_range_typed_as_a_percentage_is_warned_about() -> None:
     assert "typo for 0.28" in warning.message and warning.fix.startswith(f"set {key}=0.28"), warning
     assert not [w for w in _warnings(fixed(line, warning)) if w.key == key]
     assert not [w for w in _warnings([S1, f"{key}=0.5"]) if w.key == key]  # a wider range, as meant
+
+
+# ------------------------------------------------------------- a defaults list keyword misspelt
+
+
+def test_a_misspelt_defaults_keyword_is_named_at_its_line(_in_tmp: Path) -> None:
+    mine = _in_tmp / "keywords"
+    experiment = mine / "experiment" / "mine.yaml"
+    experiment.parent.mkdir(parents=True)
+    text = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - overide /model: qwen3_8b\n  - _self_\n"
+    experiment.write_text(text)
+    line = ["+experiment=mine"]
+    problem = _refused_once(line, (str(mine),))
+    assert problem.key == "defaults" and Path(problem.source).resolve() == experiment, problem
+    assert problem.fix == f"in {problem.source}:4, write `override` for `overide`", problem.fix
+    experiment.write_text(text.replace("overide", "override"))  # the fix, applied as the user would
+    assert errors(line, (str(mine),)) == []
