@@ -135,7 +135,7 @@ def resolve(
         problems = with_header_fixes(problems_from_validation(error, data, provenance), provenance)
         problems = with_readings(problems, misreads)
         hollow = _hollow_options(problems, overrides, config_dirs)
-        if hollow:  # an option's file that gives its section nothing: the choice is the cause
+        if hollow:  # an option that gives its section nothing, or a file's entry removing it: the cause
             raise ConfigError(hollow) from None
         deleted = _deleted_groups(overrides, problems, config_dirs)
         if deleted:  # the cause, undone by dropping it: no other fix applies
@@ -212,8 +212,11 @@ def _hollow_options(
     if not any("=" in o and "." not in o.split("=", 1)[0].split("@")[0] for o in overrides):
         return None  # no group chosen on the line: no option file to read
     from launch.checks.hollow_options import hollow_option_problems  # lazy: only a group chosen, refused
+    from launch.checks.null_entries import null_entry_problems  # lazy: likewise
 
-    return hollow_option_problems(problems, overrides, config_dirs)
+    return hollow_option_problems(problems, overrides, config_dirs) or null_entry_problems(
+        problems, overrides, config_dirs
+    )
 
 
 def _deleted_groups(

@@ -17,6 +17,9 @@ that validates when applied (tests.support.fix_applier), and the valid setting b
 - a defaults list entry whose keyword is misspelt (`- overide /model: qwen3_8b`): refused at `defaults`, the
   file and line named, the keyword as the fix (launch/config/defaults_keywords.py; was: Hydra's "Multiple
   values for model" at a key named after the entry, set in "the defaults list", no fix);
+- a group removed by a `null` entry of a file's defaults list (`- override /model: null`): refused at the
+  group, the file and line named, the entry's removal as the fix (launch/checks/null_entries.py; was:
+  blamed on the env file's interpolation of `${model.parsers.think_tags}`);
 - a nested key a forced add (`++`) or a plain set typed one level off or too deep
   (`++hardware.gpu.memory_gib`, `++trackng.project.name`): the nearest key path as a whole, taking the value
   (launch/config/nearest_paths.py), a `++`'s containers the override's (launch/config/provenance.py), and no
@@ -261,4 +264,18 @@ def test_a_misspelt_defaults_keyword_is_named_at_its_line(_in_tmp: Path) -> None
     assert problem.key == "defaults" and Path(problem.source).resolve() == experiment, problem
     assert problem.fix == f"in {problem.source}:4, write `override` for `overide`", problem.fix
     experiment.write_text(text.replace("overide", "override"))  # the fix, applied as the user would
+    assert errors(line, (str(mine),)) == []
+
+
+def test_a_group_a_files_defaults_list_nulls_is_refused_at_that_entry(_in_tmp: Path) -> None:
+    mine = _in_tmp / "nulled"
+    experiment = mine / "experiment" / "mine.yaml"
+    experiment.parent.mkdir(parents=True)
+    text = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - override /model: null\n  - _self_\n"
+    experiment.write_text(text)
+    line = ["+experiment=mine"]
+    problem = _refused_once(line, (str(mine),))
+    assert problem.key == "model" and Path(problem.source).resolve() == experiment, problem
+    assert problem.fix.startswith(f"in {problem.source}:4, delete `- override /model: null`"), problem.fix
+    experiment.write_text(text.replace("  - override /model: null\n", ""))  # the fix, applied
     assert errors(line, (str(mine),)) == []
