@@ -451,6 +451,9 @@ def differences(
             [] if a is b else ["identity: not recorded in one of the summaries (written before t3rl kept it)"]
         )
     a, b = canonical(a), canonical(b)
+    category = _metric_category(metric)
+    if category is not None:
+        a, b = _selection_of(a, category), _selection_of(b, category)
     found = []
     for part in compared_parts(metric):
         left, right = a.get(part), b.get(part)
@@ -503,6 +506,33 @@ def canonical(identity: Mapping[str, Any]) -> Mapping[str, Any]:
     if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
         return identity
     return {**identity, "selection": {**selection, "categories": sorted(set(categories))}}
+
+
+# A metric of one category's tasks (`categories.multi_turn_base.accuracy`, a sweep's `eval: categories.x.…`).
+_CATEGORY_METRIC = re.compile(r"(?:^|[\s:.])categories\.([^.\s]+)\.")
+
+
+def _metric_category(metric: str | None) -> str | None:
+    found = _CATEGORY_METRIC.search(metric or "")
+    return found[1] if found else None
+
+
+def _selection_of(identity: Mapping[str, Any], category: str) -> Mapping[str, Any]:
+    """The identity with its selection as one category's: an eval picks each category's first
+    `limit_per_category` rows whatever else it selects (runner.select_rows), so a number of that category
+    alone is over the same tasks in an eval of it alone and in one of every category (was: refused as
+    another `selection`, a rerun asked for)."""
+    selection = identity.get("selection")
+    if not isinstance(selection, Mapping):
+        return identity
+    categories = selection.get("categories")
+    chosen = categories is None or (isinstance(categories, list) and category in categories)
+    scoped = {
+        "category": category,
+        "selected": chosen,
+        "limit_per_category": selection.get("limit_per_category"),
+    }
+    return {**identity, "selection": scoped}
 
 
 def reference(
