@@ -134,7 +134,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # fails a suite that writes there). One for the run's processes: the constants of t3rl's modules it
     # stores there are read once for all workers (pytest_sessionstart).
     set_hypothesis_home_dir(Path(os.environ[SHARED_DIR]) / "hypothesis")
-    sys.addaudithook(_refuse_sibling_shared)
+    # Only where there is a sibling to read: a Python audit hook is called for every audited event, each
+    # id() among them (copy.deepcopy calls it for every object it copies: ~2 M calls in a module that
+    # composes with Hydra, ~0.2 us each, ~3 % of its CPU). Where ../shared does not exist (the copy
+    # scripts/test.sh runs, a user's clone) an open of it fails without the hook.
+    if _SIBLING_SHARED.exists():
+        sys.addaudithook(_refuse_sibling_shared)
     # An xdist controller (its workers have `workerinput`) rewrites the test modules' asserts once for all
     # of them: with bytecode writing off, each worker rewrote every module as it collected.
     if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
