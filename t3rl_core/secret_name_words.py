@@ -45,21 +45,23 @@ _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # `contraseña`, `пароль`, `密码`), read as `password` by every reader of names: `is_secret_name` (config
 # keys, variables, so a value under such a name is masked and refused as under `DB_PASSWORD`) and the
 # reading of text (`names_in_english`, through `secret_pieces.decoded_names`). The one vocabulary: a row
-# added here is read everywhere. Only a whole word counts (`enclave`, `Kennwortlänge`, `密码学`
-# (cryptography) are no name of one: the readers of names want the word at a name's end).
+# added here is read everywhere. Spanish `clave` and Greek `κωδικός` alone are none: they name a data
+# key or a code as often (`clave primaria`, a product's `κωδικός`), whose value masked would break the
+# record. Only a whole word counts (`enclave`, `Kennwortlänge`, `密码学` (cryptography) are no name of
+# one: the readers of names want the word at a name's end).
 OTHER_LANGUAGES: dict[str, str] = {
     "passwort": "de", "kennwort": "de", "mot_de_passe": "fr", "motdepasse": "fr", "contraseña": "es",
-    "contrasena": "es", "clave": "es", "senha": "pt", "wachtwoord": "nl", "hasło": "pl", "haslo": "pl",
+    "contrasena": "es", "senha": "pt", "wachtwoord": "nl", "hasło": "pl", "haslo": "pl",
     "heslo": "cs", "lösenord": "sv", "losenord": "sv", "passord": "no", "adgangskode": "da",
     "salasana": "fi", "jelszó": "hu", "jelszo": "hu", "şifre": "tr", "sifre": "tr", "parolă": "ro",
     "пароль": "ru", "密码": "zh", "密碼": "zh", "パスワード": "ja", "비밀번호": "ko", "סיסמה": "he",
-    "पासवर्ड": "hi", "κωδικός": "el",
+    "पासवर्ड": "hi",
 }  # fmt: skip
 # Where free text is searched for them: a word with a letter beyond ASCII wherever the text holds one
 # (an ASCII text, nearly every record, holds none, so its search costs nothing); a word of ASCII only
 # where the readers of names already search for the English word it begins with (`pass`: `passwort`,
 # `passord` end as `PASS_ENDINGS`). A search of its own for each other ASCII word (`kennwort`, `senha`,
-# `clave`) cost `mask_text` ~0.6 % a word on a 40 KB eval record: those are read in names only
+# `wachtwoord`) cost `mask_text` ~0.6 % a word on a 40 KB eval record: those are read in names only
 # (`is_secret_name`: config keys and variables, whose values are then masked wherever they stand).
 _BEYOND_ASCII = tuple(word for word in OTHER_LANGUAGES if not word.isascii())
 PASS_ENDINGS = tuple(word.removeprefix("pass") for word in OTHER_LANGUAGES if word.startswith("pass"))

@@ -45,7 +45,8 @@ def test_names_spelt_as_variables_and_camel_case(name: str) -> None:
 @pytest.mark.parametrize(
     "name",
     ["enclave", "autoclave_temp", "conclave_size", "Kennwortlaenge", "passwortlos", "passwortHash",
-     "密码学", "clavecin", "Clavel", "heslovat", "sifrele"],
+     "密码学", "clavecin", "Clavel", "heslovat", "sifrele", "clave", "clave_primaria",
+     "κωδικός"],
 )  # fmt: skip
 def test_a_word_holding_one_of_them_is_no_credential(name: str) -> None:
     assert not is_secret_name(name)
