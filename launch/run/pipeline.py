@@ -442,7 +442,8 @@ def run_pipeline(
                     run_dir.write_files(stage.files)
                     run_dir.write_stage_command(stage.name, stage.script())
             return PipelineResult("planned", decisions)
-        _refuse_another_executor(run_dir, state, decisions, executor_kind(executor))
+        if copy_of(run_dir, state) is None:  # a copy's records name its original's executions
+            _refuse_another_executor(run_dir, state, decisions, executor_kind(executor))
         missing = executor.preflight([plan.stage(d.stage) for d in decisions if d.executes])
         if missing:
             executor.close()
@@ -667,7 +668,7 @@ def _finish_exited(
     running is stopped first, as the finished run would have); its run id, or None when an output it
     declares is missing (it then runs again in place)."""
     record = state.stages[stage.name]
-    _stop_stale(executor, stage, record, reporter)
+    _stop_stale(executor, stage, record, reporter, copy_of(run_dir, state))
     outcome = _check_outputs(plan, run_dir, stage, record, StageResult("succeeded", 0), hashes)
     if outcome.status != "succeeded":
         return None
@@ -677,12 +678,27 @@ def _finish_exited(
     return record.run_id
 
 
-def _stop_stale(executor: Executor, stage: Stage, record: StageRecord, reporter: Reporter) -> None:
+def _stop_stale(
+    executor: Executor, stage: Stage, record: StageRecord, reporter: Reporter, original: str | None
+) -> None:
     """Stop what a dead t3rl left running of `record`'s execution: by its handle, or by its run id when
-    it died before it recorded one."""
+    it died before it recorded one. In a copy of a run dir whose `original` is still there, the record's
+    execution is the original's, writing there: it is left running (stopping it stopped the original
+    run's stage, as a copy's records name the very same execution)."""
+    if original is not None:
+        reporter.note(stage, f"left running for {original}, of which this run dir is a copy: not stopped")
+        return
     note = executor.stop_stale(stage, {**record.handle, "run_id": record.run_id})
     if note:
         reporter.note(stage, note)
+
+
+def copy_of(run_dir: RunDir, state: RunState) -> str | None:
+    """The run dir `run_dir` was copied from, while that one still exists (a dir moved has none left)."""
+    was = state.written_in
+    if was is None or Path(was) == run_dir.path or not os.path.isdir(was):
+        return None
+    return was
 
 
 class _Ran(Record):
@@ -708,7 +724,7 @@ def _run_stage(
     rec = state.stages.get(stage.name)
     if rec is not None and rec.status == "running":
         # The t3rl process that ran it died (we hold the run dir's lock): stop its leftovers first.
-        _stop_stale(executor, stage, rec, reporter)
+        _stop_stale(executor, stage, rec, reporter, copy_of(run_dir, state))
     attempt = (rec.attempts + 1) if (decision.action == "resume" and rec) else 1
     run_id = uuid.uuid4().hex[:12]
     run_dir.write_files(stage.files)

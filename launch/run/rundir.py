@@ -140,6 +140,9 @@ class RunState:
     ) -> None:
         self.stages = {} if stages is _FRESH else stages
         self.pipeline = pipeline
+        # The run dir state.json was last written in (its `run_dir`; None for a new state): another one
+        # than the dir read means the dir was moved or copied since.
+        self.written_in: str | None = None
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 
@@ -179,7 +182,10 @@ class RunState:
         for record in stages.values():
             record.outputs = rerooted(record.outputs, data.get("run_dir"), path.parent)
         pipeline = data.get("pipeline")
-        return cls(stages, dict(pipeline) if isinstance(pipeline, dict) else None)
+        state = cls(stages, dict(pipeline) if isinstance(pipeline, dict) else None)
+        written_in = data.get("run_dir")
+        state.written_in = written_in if isinstance(written_in, str) else None
+        return state
 
 
 def now() -> str:

@@ -15,11 +15,13 @@ import json
 import os
 import re
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 from typing import get_args
 
 import pytest
-from pipeline_helpers import count, run, stage
+from pipeline_helpers import alive, count, run, stage
 from run_configs import group, make_run, t3rl_stages
 from test_resume_verifies_outputs import dirs  # noqa: F401  (a fixture: a run dir and a marks dir)
 
@@ -30,9 +32,10 @@ from launch.plan.builders.builder import COMPLETE_MARKER
 from launch.plan.output_holds import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY, Holds, marked
 from launch.plan.stages import Stage, StageKind
 from launch.run.executors.dry import DryExecutor
+from launch.run.executors.local import STAGE_RUN_ENV, _group_handle
 from launch.run.output_digest import digest
-from launch.run.pipeline import PipelineError, SilentReporter, decide, run_pipeline
-from launch.run.rundir import RunDir
+from launch.run.pipeline import PipelineError, SilentReporter, decide, fingerprint, run_pipeline
+from launch.run.rundir import RunDir, RunState, StageRecord
 
 # --- kind 1: an output that exists but holds nothing ------------------------------------------------
 
@@ -271,3 +274,42 @@ def test_a_stage_whose_command_changed_but_not_its_output_keeps_what_reads_it(
     forced = run(plan("/cache/d", "other"), run_dir, from_stage="data")
     assert [d.action for d in forced.decisions] == ["run", "run"]
     assert [count(marks, name, "done") for name in ("data", "eval")] == [4, 3]
+
+
+# --- kind 5: a copy of a run dir resumed while its original's stage still runs -------------------
+
+
+def test_a_copied_run_dir_leaves_its_originals_running_stage_alone(tmp_path: Path) -> None:
+    """`cp -r` of a run dir whose stage still runs (its launcher gone), then a resume of the copy: the
+    copy's record names the original's execution (its process group, its run id), which writes into the
+    original. It is left running, and the stage runs in the copy; a dir moved (no original left) still
+    has its leftover stopped. Before, the copy's resume stopped the original run's stage."""
+    original, copy, moved, marks = (tmp_path / name for name in ("run", "copy", "moved", "marks"))
+    for folder in (original, marks):
+        folder.mkdir()
+    a = stage("a", marks)
+    leftover = subprocess.Popen(
+        ["sleep", "60"], start_new_session=True, env={**os.environ, STAGE_RUN_ENV: "execution1"}
+    )
+    try:
+        record = StageRecord(
+            "running",
+            fingerprint(Plan("test", original, (a,)), a),
+            "execution1",
+            handle=_group_handle(leftover.pid),
+        )
+        RunDir(original).record(RunState(), "a", record)
+        shutil.copytree(original, copy)
+        reporter = _Notes()
+        assert run(Plan("test", copy, (a,)), copy, reporter=reporter).status == "succeeded"
+        assert reporter.notes == [
+            f"a: left running for {original}, of which this run dir is a copy: not stopped"
+        ]
+        assert alive(leftover.pid) and count(marks, "a", "done") == 1
+        shutil.move(original, moved)
+        assert run(Plan("test", moved, (a,)), moved, grace=0.2).status == "succeeded"
+        assert leftover.wait(timeout=10) is not None
+    finally:
+        if leftover.poll() is None:
+            leftover.kill()
+            leftover.wait()
