@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import weakref
@@ -31,6 +32,8 @@ _STARTUP_S = 300.0
 _CPU_POLL_S = 0.1
 _WALL_PER_CPU_BUDGET = 20.0
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
+# How long a worker whose output closed is waited for to exit (it is exiting: milliseconds).
+_EXIT_WAIT_S = 2.0
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -45,6 +48,20 @@ def cpu_seconds(pid: int) -> float | None:
 
 class WorkerLost(RuntimeError):
     """A worker exited during a call (its function raised, or it was killed from outside)."""
+
+
+class CallKilled(WorkerLost):
+    """A worker killed by a signal during a call (the kernel's OOM killer, a crash in C): what the call
+    was asked to do killed it, not its function's own error, so the call's caller answers it as the
+    call's error (as one past its budget), never the world's failure: the model's arguments would
+    otherwise fail episodes toward rollout.max_failure_rate."""
+
+    def __init__(self, number: int) -> None:
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        super().__init__(f"its worker process was killed by {name} (out of memory, or a crash)")
 
 
 class _Worker:
@@ -111,6 +128,14 @@ class _Worker:
                 stream.close()
 
 
+def _exit_status(process: subprocess.Popen[bytes]) -> int | None:
+    """The exit status of a worker whose output closed, waited for briefly (None if it lives on)."""
+    try:
+        return process.wait(timeout=_EXIT_WAIT_S)
+    except subprocess.TimeoutExpired:
+        return None
+
+
 def _retrieved(task: asyncio.Future[_Worker]) -> None:
     if not task.cancelled():
         task.exception()
@@ -145,6 +170,14 @@ class CallWorkers:
             try:
                 worker.send(fn, args)
                 line = await worker.line(budget_s, cpu=True)
+            except WorkerLost:
+                # Its output closed: the worker has ended or is ending. A signal ended it, or its
+                # function raised (a bug of the world's call function: exit status 1).
+                code = _exit_status(worker.process)
+                worker.kill()
+                if code is not None and code < 0:
+                    raise CallKilled(-code) from None
+                raise
             except BaseException:
                 worker.kill()
                 raise

@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from t3rl_core.envs.bounded_calls import CallWorkers, WorkerLost
+from t3rl_core.envs.bfcl.env import BFCLEnv
+from t3rl_core.envs.bfcl.world import ERROR_PREFIX
+from t3rl_core.envs.bounded_calls import CallKilled, CallWorkers, WorkerLost
 from t3rl_core.envs.tau2.users import (
     LLMUser,
     LLMUserConfig,
@@ -24,6 +26,7 @@ from t3rl_core.eval.attribution import attribute
 from t3rl_core.hooks.slime import category_metrics
 from t3rl_core.rewards import retool
 from t3rl_core.rewards.base import RewardInput, RewardResult
+from t3rl_core.types import ToolCall
 
 ANSWER = RewardInput(outcome={"response": "<answer>\\boxed{391}</answer>", "ground_truth": "391"})
 
@@ -246,3 +249,30 @@ def test_a_model_played_users_draws_follow_the_episodes_seed() -> None:
     assert first == _user_seeds(7) and None not in first and len(set(first)) == 2
     assert first != _user_seeds(8)
     assert _user_seeds(None) == [None, None]
+
+
+# ------------------------------------------------- a worker killed mid-call is the call's error
+
+
+def test_a_worker_killed_mid_call_is_the_calls_error() -> None:
+    """A worker the kernel kills mid-call (out of memory on the model's arguments) raised WorkerLost out
+    of the world: the episode failed as the world's, counted toward rollout.max_failure_rate, so the
+    model's arguments could stop a run. Now a worker killed by a signal is `CallKilled`, which BFCL and
+    tau2 answer as the call's error (ReTool: not graded); a function that raised stays WorkerLost."""
+    with pytest.raises(CallKilled, match="killed by SIGKILL"):
+        _in_worker("tests.support.slow_calls:killed", [], 10.0)
+    with pytest.raises(WorkerLost) as raised:
+        _in_worker("tests.support.slow_calls:raising", [], 10.0)
+    assert not isinstance(raised.value, CallKilled)
+
+    class Killing:
+        async def run(self, fn: str, args: list[Any], budget_s: float) -> str | None:
+            raise CallKilled(9)
+
+    world = SimpleNamespace(config=SimpleNamespace(PURE_CALL_BUDGET_S=10.0), _workers=Killing())
+    model = SimpleNamespace(pure_call=lambda call: ("m:f", []))
+    text = asyncio.run(BFCLEnv._execute(world, model, ToolCall("power", {"base": 10, "exponent": 10**9})))  # type: ignore[arg-type]
+    assert (
+        text.startswith(ERROR_PREFIX)
+        and "power was stopped: its worker process was killed by SIGKILL" in text
+    )

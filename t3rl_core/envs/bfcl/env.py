@@ -45,7 +45,7 @@ from t3rl_core.envs.bfcl.augment import Augmenter
 from t3rl_core.envs.bfcl.checks import EMPTY_RESPONSE, FORCE_TERMINATED, IRRELEVANCE, check_turn
 from t3rl_core.envs.bfcl.config import BFCLEnvConfig
 from t3rl_core.envs.bfcl.world import ERROR_PREFIX, World, is_long_context, render_call, stateless_modules
-from t3rl_core.envs.bounded_calls import CallWorkers
+from t3rl_core.envs.bounded_calls import CallKilled, CallWorkers
 from t3rl_core.types import (
     Action,
     AnswerAction,
@@ -214,7 +214,10 @@ class BFCLEnv(Env):
         pure = model.pure_call(call) if self._workers is not None and budget is not None else None
         if pure is None or self._workers is None or budget is None:
             return model.execute(call)
-        text = await self._workers.run(*pure, budget)
+        try:
+            text = await self._workers.run(*pure, budget)
+        except CallKilled as killed:
+            return f"{ERROR_PREFIX}{call.name} was stopped: {killed}"
         if text is None:
             return f"{ERROR_PREFIX}{call.name} ran past its {budget:g} s budget and was stopped"
         return text

@@ -22,7 +22,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from t3rl_core import outside_json
-from t3rl_core.envs.bounded_calls import CallWorkers
+from t3rl_core.envs.bounded_calls import CallKilled, CallWorkers
 from t3rl_core.envs.tau2.domain import quiet_tau2
 from t3rl_core.parsers.nesting import MAX_NESTING
 
@@ -58,7 +58,13 @@ async def response(
         return bounded_response(environment, request)
     assert toolkit is not None
     call = base64.b64encode(pickle.dumps((request.name, request.requestor, request.arguments))).decode()
-    text = await workers.run(f"{__name__}:generic_response", [_path(type(toolkit)), call], budget_s)
+    try:
+        text = await workers.run(f"{__name__}:generic_response", [_path(type(toolkit)), call], budget_s)
+    except CallKilled as killed:  # the call's error, as one past its budget
+        content = f"Error: {request.name} was stopped: {killed}"
+        return ToolMessage(
+            id=request.id, content=content, requestor=request.requestor, role="tool", error=True
+        )
     if text is None:
         content, error = BUDGET_TEXT.format(name=request.name, budget=budget_s), True
     else:
