@@ -212,10 +212,13 @@ def _hollow_options(
     if not any("=" in o and "." not in o.split("=", 1)[0].split("@")[0] for o in overrides):
         return None  # no group chosen on the line: no option file to read
     from launch.checks.hollow_options import hollow_option_problems  # lazy: only a group chosen, refused
+    from launch.checks.mounted_packages import mounted_package_problems  # lazy: likewise
     from launch.checks.null_entries import null_entry_problems  # lazy: likewise
 
-    return hollow_option_problems(problems, overrides, config_dirs) or null_entry_problems(
-        problems, overrides, config_dirs
+    return (
+        hollow_option_problems(problems, overrides, config_dirs)
+        or null_entry_problems(problems, overrides, config_dirs)
+        or mounted_package_problems(problems, config_dirs)
     )
 
 

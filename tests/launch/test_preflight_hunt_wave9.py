@@ -20,6 +20,9 @@ that validates when applied (tests.support.fix_applier), and the valid setting b
 - a group removed by a `null` entry of a file's defaults list (`- override /model: null`): refused at the
   group, the file and line named, the entry's removal as the fix (launch/checks/null_entries.py; was:
   blamed on the env file's interpolation of `${model.parsers.think_tags}`);
+- a group mounted by a file's entry at a package that is no section (`- /model@model2: qwen3_8b`): refused at
+  the package, the file and line named, the entry at the group's own section as the fix
+  (launch/checks/mounted_packages.py; was: "in conf/model/qwen3_8b.yaml, rename `model2:`", t3rl's file);
 - a nested key a forced add (`++`) or a plain set typed one level off or too deep
   (`++hardware.gpu.memory_gib`, `++trackng.project.name`): the nearest key path as a whole, taking the value
   (launch/config/nearest_paths.py), a `++`'s containers the override's (launch/config/provenance.py), and no
@@ -278,4 +281,19 @@ def test_a_group_a_files_defaults_list_nulls_is_refused_at_that_entry(_in_tmp: P
     assert problem.key == "model" and Path(problem.source).resolve() == experiment, problem
     assert problem.fix.startswith(f"in {problem.source}:4, delete `- override /model: null`"), problem.fix
     experiment.write_text(text.replace("  - override /model: null\n", ""))  # the fix, applied
+    assert errors(line, (str(mine),)) == []
+
+
+def test_a_group_mounted_at_no_section_is_refused_at_the_files_entry(_in_tmp: Path) -> None:
+    mine = _in_tmp / "mounted"
+    experiment = mine / "experiment" / "mine.yaml"
+    experiment.parent.mkdir(parents=True)
+    text = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - /model@model2: qwen3_8b\n  - _self_\n"
+    experiment.write_text(text)
+    line = ["+experiment=mine"]
+    problem = _refused_once(line, (str(mine),))
+    assert problem.key == "model2" and Path(problem.source).resolve() == experiment, problem
+    fix = f"in {problem.source}:4, write `- override /model: qwen3_8b` for `- /model@model2: qwen3_8b`"
+    assert problem.fix.startswith(fix), problem.fix  # was: rename `model2:` in conf/model/qwen3_8b.yaml
+    experiment.write_text(text.replace("/model@model2: qwen3_8b", "override /model: qwen3_8b"))
     assert errors(line, (str(mine),)) == []
