@@ -487,8 +487,46 @@ def key_word_spans(text: str) -> list[tuple[int, int]]:
             end = at + len(word)
             if (at == 0 or text[at - 1] in _KEY_WORD_BEFORE) and text[end : end + 1] in (" ", "\t"):
                 spans += _random_word_after(text, end)
+            elif word in CREDENTIAL_CALLS and text.startswith("(", end) and text[at - 1 : at] in ".\t\n '\"(":
+                spans += call_credential_spans(text, word, end)
             at = text.find(word, end)
     return spans
+
+
+# Calls whose literal arguments are a credential by their place, as Python's clients take them: a
+# `login` (smtplib's, ftplib's, imaplib's, poplib-like and pexpect's `login(user, password)`, W&B's
+# `login(key=…)`: its last positional literal of two or more, or its `key`), an HTTP client's basic or
+# digest authentication (`HTTPBasicAuth("alice", V)`, `aiohttp.BasicAuth(…)`: the second), and a
+# request's `auth=("alice", V)` (the second item). One row a call's name: where the credential stands
+# (`last`: the last of 2+ positional literals; an index: that positional literal) and the keywords that
+# name it. Read where `key_word_spans` finds `login` and t3rl_core.secret_shapes finds `auth` already.
+CREDENTIAL_CALLS: dict[str, tuple[str | int, tuple[str, ...]]] = {
+    "login": ("last", ("key", "password", "passwd", "token")),
+    "BasicAuth": (1, ("password",)),
+    "DigestAuth": (1, ("password",)),
+    "auth": (1, ()),  # `auth=(user, password)`, a tuple after the keyword
+}
+# A call's argument that is a string literal, positional or after its keyword (pattern strings compiled
+# on first use): group 1 the keyword, group 3 the literal.
+_CALL_ARGUMENT = r"""\s*(?:([A-Za-z_]\w*)\s*=\s*)?(['"])((?:(?!\2)[^\\\n]|\\.){1,512})\2\s*(?:,|(?=[)\]]))"""
+
+
+def call_credential_spans(text: str, name: str, opening: int) -> list[tuple[int, int]]:
+    """The credential a call of `CREDENTIAL_CALLS`' `name` gives (its argument list opening at `opening`):
+    its literal arguments read up to the first that is not one."""
+    where, keywords = CREDENTIAL_CALLS[name]
+    positional, named = [], []
+    at = opening + 1
+    argument = re.compile(_CALL_ARGUMENT)
+    while (found := argument.match(text, at)) is not None:
+        (named if found.group(1) else positional).append((found.group(1), found.span(3)))
+        at = found.end()
+    spans = [span for keyword, span in named if keyword in keywords]
+    if where == "last" and len(positional) >= 2:
+        spans.append(positional[-1][1])
+    elif isinstance(where, int) and len(positional) > where:
+        spans.append(positional[where][1])
+    return [(a, b) for a, b in spans if not text.startswith(_NOT_VALUES, a)]
 
 
 def _random_word_after(text: str, at: int) -> list[tuple[int, int]]:

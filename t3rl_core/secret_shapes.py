@@ -28,7 +28,13 @@ import functools
 import re
 from collections.abc import Iterable
 
-from t3rl_core.secret_commands import command_spans, key_word_spans, named_spans, protocol_login_span
+from t3rl_core.secret_commands import (
+    call_credential_spans,
+    command_spans,
+    key_word_spans,
+    named_spans,
+    protocol_login_span,
+)
 from t3rl_core.secret_name_words import (
     PASS_ENDINGS,
     bare_key_spans,
@@ -655,6 +661,8 @@ def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int
                 spans.append(pair)
             if word in ("pass", "auth") and commands and (login := protocol_login_span(text, at)) is not None:
                 spans.append(login)
+            if word == "auth" and commands:
+                spans += _auth_call_spans(text, at)
             at = lower.find(word, at + 1)
     if "://" in text:
         spans += [match.span(1) for match in re.finditer(_USER_TOKEN, text)]
@@ -672,6 +680,21 @@ def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int
         if (not kept or start >= kept[-1][1]) and not text.startswith(_NOT_VALUES, start):
             kept.append((start, end))
     return kept
+
+
+def _auth_call_spans(text: str, at: int) -> list[tuple[int, int]]:
+    """An HTTP client's authentication given by its place (`HTTPBasicAuth("alice", V)`, `auth=("alice",
+    V)`: t3rl_core.secret_commands.CREDENTIAL_CALLS) where `auth` stands at `at`."""
+    end = at + 4
+    for call in ("BasicAuth", "DigestAuth"):
+        start = end - len(call)
+        if start >= 0 and text.startswith(call, start) and text.startswith("(", end):
+            return call_credential_spans(text, call, end)
+    if text.startswith("auth", at) and (at == 0 or not text[at - 1].isalnum()):
+        opening = re.compile(r"\s*=\s*[(\[]").match(text, end)
+        if opening is not None:
+            return call_credential_spans(text, "auth", opening.end() - 1)
+    return []
 
 
 def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, int]]:

@@ -334,3 +334,43 @@ def test_full_width_text_without_a_credential_stays() -> None:
     text = "全角：ＡＢＣ１２３ 密码学：ａｂｃ１２３４５６７"
     assert mask_text(text) == text
     assert is_secret_name("ＤＢ＿ＰＡＳＳＷＯＲＤ")
+
+
+# ------------------------------------------------------------ kind 10: a credential given by its place
+
+HEX_KEY = "0123456789abcdef0123456789abcdef01234567"  # a W&B key's look: 40 lower-case hex digits
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f'wandb.login(key="{HEX_KEY}")', HEX_KEY),
+        (f"wandb.login(key='{HEX_KEY}', relogin=True)", HEX_KEY),
+        (f'smtp.login("alice@example.com", "{V}")', V),
+        (f'ftp.login("alice", "{V}")', V),
+        (f'pxssh.pxssh().login("host", "alice", "{V}")', V),
+        (f'requests.get(url, auth=("alice", "{V}"))', V),
+        (f'requests.get(url, auth = ["alice", "{V}"])', V),
+        (f'HTTPBasicAuth("alice", "{V}")', V),
+        (f'aiohttp.BasicAuth("alice", "{V}")', V),
+        (f'HTTPDigestAuth("alice", "{V}")', V),
+    ],
+)
+def test_a_credential_a_call_takes_by_its_place_is_masked(text: str, secret: str) -> None:
+    assert secret not in mask_text(text) and secret not in scrub_text(text, ())
+    assert any(secret in found for found in credentials_in(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'client.login("alice")',
+        "client.login(user, password)",
+        'HTTPBasicAuth(user, os.environ["PW"])',
+        'requests.get(url, auth=("alice", "env:PW"))',
+        'cache.get(key="0123456789abcdef0123456789abcdef01234567")',
+        'author=("alice", "tulipGarden1987")',
+    ],
+)
+def test_calls_without_a_literal_credential_stay(text: str) -> None:
+    assert mask_text(text) == text
