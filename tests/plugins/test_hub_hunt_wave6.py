@@ -53,6 +53,7 @@ CHANGES = {
     "class attribute via __class__": ("def step(self, action):\n    self.__class__.calls = 0", "Leaky.calls"),
     "class attribute by name": ("def outcome(self):\n    Leaky.calls = 1", "Leaky.calls"),
     "class attribute via cls": ("@classmethod\ndef bump(cls):\n    cls.calls += 1", "Leaky.calls"),
+    "setattr on an alias": ("def step(self, action):\n    setattr(m, 'x', action)", "m"),
     "mutable default": ("def step(self, action, seen=[]):\n    seen.append(action)", "seen"),
     "item of a module dict": ("def reset(self):\n    TOOLS['nested']['k'] = 1", "TOOLS[…]"),
     "module-level instance": ("def outcome(self):\n    STATE.n += 1", "STATE.n"),

@@ -93,11 +93,13 @@ def held(name: str, value: Any) -> Taint | None:
 
 
 class _Marker:
-    """A value that is no state itself but leads to some: self (its attributes, its class) and the
-    builtin type (called on self: the world's class)."""
+    """A value that is no state itself but leads to some: self (its attributes, its class), the builtin
+    type (called on self: the world's class), and the builtins setattr and delattr (which change their
+    first argument)."""
 
 
-_SELF, _TYPE = _Marker(), _Marker()
+_SELF, _TYPE, _SETS = _Marker(), _Marker(), _Marker()
+_BUILTINS = {"type": _TYPE, "setattr": _SETS, "delattr": _SETS}
 Stack = list[Taint | _Marker | None]
 
 
@@ -164,7 +166,7 @@ class _Method:
             if name in self.names:
                 stack.append(held(name, self.names[name]))
             else:
-                stack.append(_TYPE if name == "type" else None)
+                stack.append(_BUILTINS.get(name))
         elif op in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_CLASSDEREF"):
             stack.append(self.locals.get(str(arg)))
         elif op in ("STORE_FAST", "STORE_DEREF"):
@@ -222,6 +224,8 @@ class _Method:
             args = [pop() for _ in range(int(arg))]
             callable_ = pop()
             pop()  # the NULL or the method's owner
+            if callable_ is _SETS and args:  # setattr(m, "x", v): m changed, as by m.x = v
+                self._changed(args[-1])
             # type(self): the world's class, whose attributes every episode shares.
             of_self = callable_ is _TYPE and len(args) == 1 and args[0] is _SELF
             stack.append(Taint(self.world.__name__, self.world) if of_self else None)
