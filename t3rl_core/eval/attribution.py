@@ -7,6 +7,8 @@ infrastructure
     crashed           the episode raised (an env, scorer or network error: status `failed`), unless the
                       user model refused the request itself (below)
     sandbox           ReTool's code sandbox failed to run the code (outcome.sandbox_errors)
+    unplayed          cut before the policy's first call (status `truncated`, no model call: a prompt
+                      over rollout.max_context_len, a world cut at reset): the model never played
     not_graded        the reward could not grade an answer the protocol read (its metric `graded` is 0:
                       ReTool's math-verify raised or ran past its CPU budget): not a wrong answer
 user_simulator (tau2)
@@ -70,6 +72,8 @@ def _infrastructure(record: Mapping[str, Any]) -> tuple[str, str, str] | None:
         if error.split(":", 1)[0] in USER_MODEL_REFUSALS:
             return USER_SIMULATOR, "own_error", f"its model refused the request: {error}"
         return INFRASTRUCTURE, "crashed", error or "the episode raised"
+    if status == "truncated" and record.get("num_model_calls") == 0:
+        return INFRASTRUCTURE, "unplayed", error or "the episode was cut before the policy's first call"
     sandbox = (record.get("outcome") or {}).get("sandbox_errors")
     if sandbox:
         return INFRASTRUCTURE, "sandbox", f"{sandbox} code run(s) failed in the sandbox itself"

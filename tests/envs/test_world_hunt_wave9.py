@@ -23,6 +23,7 @@ from t3rl_core.envs.tau2.users import (
     too_many_calls_reply,
 )
 from t3rl_core.eval.attribution import attribute
+from t3rl_core.eval.runner import world_failed
 from t3rl_core.hooks.slime import category_metrics
 from t3rl_core.rewards import retool
 from t3rl_core.rewards.base import RewardInput, RewardResult
@@ -276,3 +277,18 @@ def test_a_worker_killed_mid_call_is_the_calls_error() -> None:
         text.startswith(ERROR_PREFIX)
         and "power was stopped: its worker process was killed by SIGKILL" in text
     )
+
+
+def test_the_eval_says_when_the_policy_never_played() -> None:
+    """An eval whose prompts are all over rollout.max_context_len was complete with accuracy 0, every
+    record the agent's wrong answer ("cut off by the episode's step or token budget"). Now a record cut
+    before the policy's first call is infrastructure/unplayed with the episode's reason, so such an eval
+    ends incomplete naming it (world_failed); a record cut after the model played stays the agent's."""
+    no_room = "the prompt of 396 tokens leaves no response token under rollout.max_context_len=20 (…)"
+    unplayed = {"success": False, "status": "truncated", "num_model_calls": 0, "error": no_room}
+    found = attribute(unplayed)
+    assert found is not None and (found["party"], found["kind"]) == ("infrastructure", "unplayed")
+    records = [unplayed | {"attribution": found}] * 2
+    assert no_room in str(world_failed(records, "bfcl_multi_turn"))
+    played = attribute({"success": False, "status": "truncated", "num_model_calls": 3, "outcome": {}})
+    assert played is not None and (played["party"], played["kind"]) == ("agent", "wrong")
