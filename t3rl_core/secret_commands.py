@@ -33,6 +33,7 @@ lines), everywhere but an episode's text (a line that says `password V` could be
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from t3rl_core.secret_name_words import OTHER_LANGUAGES, is_secret_name, looks_like_credential
@@ -271,6 +272,11 @@ _PIPED = (
     rf"\s+{_SHELL_WORD}\s*\|\s*$"
 )
 _HERE_STRING = rf"<<<\s*{_SHELL_WORD}"
+_MOST_HERE_DOCUMENTS = 8
+# A credential a here-document gives is a line or a few (a password, a token; a PEM key is masked by its
+# own rule): the lines read of one at most, whose delimiter may not come (each reader's document read to
+# the text's end was quadratic: 17 s of CPU for a line of 5,000 markers above 2,000 lines).
+_MOST_HERE_LINES = 16
 # A here-document's marker on the reader's line (`cat <<EOF | docker login --password-stdin`, `<<-'END'`):
 # its lines up to the delimiter's are what the command reads (`_here_document`); not a here-string's `<<<`.
 _HERE_DOC = r"(?<!<)<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2"
@@ -293,8 +299,12 @@ def stdin_spans(text: str) -> list[tuple[int, int]]:
                 spans.append(_word_span(piped, 4))
         for here in re.compile(_HERE_STRING).finditer(text, start, end):
             spans.append(_word_span(here, 1))
-        for here in re.compile(_HERE_DOC).finditer(text, start, end):
-            spans += _here_document(text, here)
+        # A line's here-documents follow it one after another, each from the end of the one before (a
+        # shell reads them so); a few at most (a line of thousands read each to the text's end: seconds).
+        body = None
+        for here in itertools.islice(re.compile(_HERE_DOC).finditer(text, start, end), _MOST_HERE_DOCUMENTS):
+            lines, body = _here_document(text, here, body)
+            spans += lines
     return [(a, b) for a, b in spans if b > a and not text[a:b].startswith(_NOT_VALUES)]
 
 
@@ -395,29 +405,36 @@ def protocol_login_span(text: str, at: int) -> tuple[int, int] | None:
     return line_end + start, line_end + end
 
 
-def _here_document(text: str, marker: re.Match[str]) -> list[tuple[int, int]]:
+def _here_document(
+    text: str, marker: re.Match[str], body: tuple[int, str] | None
+) -> tuple[list[tuple[int, int]], tuple[int, str] | None]:
     """The lines of the here-document `marker` (`<<EOF`, `<<-'END'`) opens, up to its delimiter's line (or
     the text's end: a view cut short), over real line breaks or JSON's escaped ones (a cell's code in a
-    record): what the command reads from its standard input."""
-    breaks = [(at, sign) for sign in ("\\n", "\n") if (at := text.find(sign, marker.end())) >= 0]
-    if not breaks:
-        return []
-    at, sign = min(breaks)
+    record): what the command reads from its standard input. `body`: where the line's previous
+    here-document ended and its line break (None: this one begins after the marker's line); returned
+    for the next."""
+    if body is None:
+        breaks = [(at, sign) for sign in ("\\n", "\n") if (at := text.find(sign, marker.end())) >= 0]
+        if not breaks:
+            return [], None
+        at, sign = min(breaks)
+    else:
+        at, sign = body
     delimiter, spans = marker.group(3), []
     # Texts scanned joined (pre-flight's, parted by NUL) end the document at their end.
     last = text.find("\0", at)
     last = len(text) if last < 0 else last
     at += len(sign)
-    while at < last:
+    while at < last and len(spans) < _MOST_HERE_LINES:
         line_end = text.find(sign, at, last)
         line_end = last if line_end < 0 else line_end
         line = text[at:line_end]
         # `<<-` strips leading tabs (real or JSON-escaped); a CRLF text's `\r` ends the line.
         if (_without_tabs(line) if marker.group(1) else line).rstrip("\r").removesuffix("\\r") == delimiter:
-            break
+            return spans, (line_end, sign)
         spans.append((at, line_end))
         at = line_end + len(sign)
-    return spans
+    return spans, (last, sign)
 
 
 def _without_tabs(line: str) -> str:

@@ -1077,10 +1077,9 @@ def jwk_private_spans(text: str) -> list[tuple[int, int]]:
 # and leaves it open (`cookies:` above its block, `"cookies": {` or `cookies={` above its items), and the
 # items of each line below it, read as `cookie_spans` reads them in one text.
 # Compiled on first use through re's cache (a line naming cookies).
-_COOKIE_OPENER = (
-    r"""(?i)([ \t-]*)(?:.*[^A-Za-z0-9_])?cookies['"]?"""
-    r"""(?:[ \t]*:[ \t]*(?:#.*)?\r?|\)?\s*(?:[=:(]\s*)+\{[^{}]*\r?)"""
-)
+# Matched from the line's last `cookies` on (a pattern reading the line up to each of them from its
+# start would try every one: a 64 KB line of them, quadratic).
+_COOKIE_OPENER = r"""(?i)cookies['"]?(?:[ \t]*:[ \t]*(?:#.*)?\r?|\)?\s*(?:[=:(]\s*)+\{[^{}]*\r?)"""
 
 
 def cookie_block_opened(line: str) -> tuple[int, bool] | None:
@@ -1088,10 +1087,13 @@ def cookie_block_opened(line: str) -> tuple[int, bool] | None:
     its entry and whether the mapping is a flow mapping (`{` … `}` over lines) or a block one; else None."""
     if "ookies" not in line and "OOKIES" not in line:
         return None
-    found = re.fullmatch(_COOKIE_OPENER, line)
-    if found is None:
+    at = line.lower().rfind("cookies")
+    if at < 0 or (at and (line[at - 1].isalnum() or line[at - 1] == "_")):
         return None
-    return len(found.group(1).expandtabs()) - len(found.group(1).lstrip(" \t-").expandtabs()), "{" in line
+    if re.compile(_COOKIE_OPENER).fullmatch(line, at) is None:
+        return None
+    lead = line[: len(line) - len(line.lstrip(" \t-"))]
+    return len(lead.expandtabs()) - len(lead.lstrip(" \t-").expandtabs()), "{" in line[at:]
 
 
 def cookie_item_spans(line: str, flow: bool) -> list[tuple[int, int]]:

@@ -96,6 +96,12 @@ def test_a_here_document_a_stdin_reader_reads_is_masked(text: str) -> None:
     assert credentials_in(text)
 
 
+def test_a_lines_here_documents_follow_one_another() -> None:
+    masked = mask_text("cat <<A <<'B' | docker login --password-stdin\nfirst1pw\nA\nsecond2pw\nB\nafter it\n")
+    assert "first1pw" not in masked and "second2pw" not in masked
+    assert "\nA\n" in masked and masked.endswith("\nB\nafter it\n")
+
+
 def test_a_here_document_ends_at_its_delimiter() -> None:
     text = f"cat <<EOF | docker login --password-stdin\n{V}\nEOF\nhostname is build1234x\n"
     assert mask_text(text).endswith("EOF\nhostname is build1234x\n")
