@@ -368,7 +368,7 @@ PROTOCOL_LOGINS: dict[str, tuple[str, str]] = {
 }
 _VERBS = sorted(PROTOCOL_LOGINS, key=len, reverse=True)  # `AUTH LOGIN` before `AUTH`
 # What stands before a verb a client sent: its debug output's mark, then a quote (`b'` of bytes) or none.
-_PROTOCOL_MARK = r"(?:^|[\r\n]|\\n)[ \t]*(?:\*cmd\*|\*put\*|send:|>|C:|>>>)[ \t]*b?['\"]?\Z"
+_PROTOCOL_MARK = r"(?:[\r\n]|\\n)[ \t]*(?:\*cmd\*|\*put\*|send:|>|C:|>>>)[ \t]*b?['\"]?\Z"
 _B64_LINE = r"(?<![A-Za-z0-9+/=])([A-Za-z0-9+/]{4,}={0,2})(?=\\r|\\n|[\r\n'\"]|\Z)"
 
 
@@ -380,7 +380,9 @@ def protocol_login_span(text: str, at: int) -> tuple[int, int] | None:
         (verb for verb in _VERBS if text.startswith(verb, at) and not text[at + len(verb) :][:1].isalnum()),
         None,
     )
-    if verb is None or re.search(_PROTOCOL_MARK, text[max(0, at - 16) : at]) is None:
+    # The window before the verb, a line break before it where the text begins there.
+    window = ("\n" if at <= 16 else "") + text[max(0, at - 16) : at]
+    if verb is None or re.search(_PROTOCOL_MARK, window) is None:
         return None
     line_end = min((e for e in (text.find(c, at) for c in ("\r", "\n", "\\r", "\\n", "'", '"')) if e >= 0),
                    default=len(text))  # fmt: skip
