@@ -236,7 +236,8 @@ def test_a_protocols_login_is_masked(text: str, secret: str) -> None:
 @pytest.mark.parametrize(
     "text",
     ["PASS src/app.test.js", " PASS  src/App.test.js (5 s)", "--- PASS: TestFoo (0.00s)",
-     "the auth step: AUTH fails", "AUTH PLAIN is what we use", "send: 'AUTH LOGIN\\r\\n'"],
+     "the auth step: AUTH fails", "AUTH PLAIN is what we use", "send: 'AUTH LOGIN\\r\\n'",
+     "x" * 40 + "              > PASS tulipGarden1987"],
 )  # fmt: skip
 def test_a_test_runners_pass_and_prose_stay(text: str) -> None:
     assert mask_text(text) == text
