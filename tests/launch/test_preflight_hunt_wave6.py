@@ -179,7 +179,9 @@ def test_a_preload_by_name_or_reference_and_a_home_that_exists_are_accepted(tmp_
         f"+hardware.env_vars.HOME={tmp_path}",
         "+hardware.env_vars.TMPDIR='${oc.env:TMPDIR,/tmp}'",
     ]
-    assert [w for w in resolve(overrides).warnings if w.key.startswith("hardware.env_vars")] == []
+    # (quickstart trains nothing: that the job's variables do nothing there is hunt wave nine's warning)
+    judged = [w for w in resolve(overrides).warnings if "no stage of this run trains" not in w.message]
+    assert [w for w in judged if w.key.startswith("hardware.env_vars")] == []
 
 
 # ----------------------------------------------------------------------------- what Ray uploads

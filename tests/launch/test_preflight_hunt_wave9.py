@@ -23,6 +23,8 @@ that validates when applied (tests.support.fix_applier), and the valid setting b
 - a group mounted by a file's entry at a package that is no section (`- /model@model2: qwen3_8b`): refused at
   the package, the file and line named, the entry at the group's own section as the fix
   (launch/checks/mounted_packages.py; was: "in conf/model/qwen3_8b.yaml, rename `model2:`", t3rl's file);
+- a job variable named like one its reader reads in other letters (`nccl_debug`, `CUDA_LAUNCH_BLOKING`): a
+  warning, the variable renamed (launch/checks/rules/env_names.py; was: accepted, read by nothing);
 - a nested key a forced add (`++`) or a plain set typed one level off or too deep
   (`++hardware.gpu.memory_gib`, `++trackng.project.name`): the nearest key path as a whole, taking the value
   (launch/config/nearest_paths.py), a `++`'s containers the override's (launch/config/provenance.py), and no
@@ -297,3 +299,27 @@ def test_a_group_mounted_at_no_section_is_refused_at_the_files_entry(_in_tmp: Pa
     assert problem.fix.startswith(fix), problem.fix  # was: rename `model2:` in conf/model/qwen3_8b.yaml
     experiment.write_text(text.replace("/model@model2: qwen3_8b", "override /model: qwen3_8b"))
     assert errors(line, (str(mine),)) == []
+
+
+# ------------------------------------------------------------- a job variable in other letters
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("+hardware.env_vars.nccl_debug='INFO'", "+hardware.env_vars.NCCL_DEBUG=INFO"),
+        ("+hardware.env_vars.CUDA_LAUNCH_BLOKING='1'", "+hardware.env_vars.CUDA_LAUNCH_BLOCKING='1'"),
+    ],
+)
+def test_a_job_variable_in_other_letters_is_renamed(typed: str, meant: str) -> None:
+    line = [S1, typed]
+    key = typed.lstrip("+").split("=")[0]
+    (warning,) = [w for w in _warnings(line) if w.key == key]
+    assert warning.fix == f"set {meant} instead of `{typed}`", warning.fix
+    again = fixed(line, warning)
+    assert again == [S1, meant] and not [w for w in _warnings(again) if "env_vars" in w.key]
+
+
+@pytest.mark.parametrize("typed", ["NCCL_DEBUG_SUBSYS='INIT'", "MY_VAR='x'", "http_proxy='http://p:3128'"])
+def test_a_job_variable_of_its_own_name_is_not_renamed(typed: str) -> None:
+    assert not [w for w in _warnings([S1, f"+hardware.env_vars.{typed}"]) if "env_vars" in w.key]

@@ -122,6 +122,8 @@ RULES = (
     *one_truth.RULES,
     *job_env.RULES,
     _only_when("job_env_paths", lambda ctx: any(s.hardware.env_vars for s in ctx.scopes)),
+    # a job variable named like one its reader reads, in other letters
+    _only_when("env_names", lambda ctx: any(s.hardware.env_vars for s in ctx.scopes)),
     # a root hardware key typed on the command line of a run that trains nothing
     _only_when(
         "untrained_hardware",
