@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 from collections.abc import Mapping
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
-from launch.plan.output_holds import Holds
 from t3rl_core.records import Record
 
 if TYPE_CHECKING:
@@ -25,6 +25,71 @@ StageKind = Literal[
 ]
 # A shell line (run as is by bash) or an argv (quoted when rendered).
 Command = str | tuple[str, ...]
+
+# What each output a stage declares must hold once its command exited 0 (`Stage.verify`: path → Holds),
+# the one declaration of it: the pipeline checks it when the stage ends and on resume. Before, only
+# existence was checked, so `touch summary.json` or a checkpoint dir made but never written recorded the
+# stage as succeeded, and what read it failed later (or scored nothing).
+HoldsKind = Literal["file", "dir", "exists"]
+
+
+class Holds(Record):
+    """What one output path must hold: `file` a file with at least one byte; `dir` a directory with at
+    least one entry and each of `markers` (relative paths) a file inside it; `exists` a file or
+    directory, empty or not."""
+
+    kind: HoldsKind
+    markers: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.kind == "file":
+            return "a file with bytes"
+        if self.kind == "dir":
+            return "a directory with " + (" and ".join(self.markers) if self.markers else "entries")
+        return "a file or directory (may be empty)"
+
+
+# The file Megatron writes into a torch_dist checkpoint dir once a save is whole (train, HF → torch_dist).
+LATEST_CHECKPOINT = "latest_checkpointed_iteration.txt"
+
+FILE = Holds("file")
+DIR = Holds("dir")
+# A file the stage writes that no later stage reads, which may hold nothing (a split of size 0).
+MAY_BE_EMPTY = Holds("exists")
+
+
+def marked(*markers: str) -> Holds:
+    """A directory whose tool writes `markers` into it only once it is whole."""
+    return Holds("dir", markers)
+
+
+def shortfall(path: str, holds: Holds) -> str | None:
+    """Why `path` does not hold what is declared, or None when it does (a missing path included: the
+    caller names a missing output in its own words)."""
+    if holds.kind == "exists" or not os.path.lexists(path):
+        return None
+    if holds.kind == "file":
+        if not os.path.isfile(path):
+            return f"{path} is not a file (declared: {holds.describe()})"
+        return f"{path} is empty (declared: {holds.describe()})" if os.path.getsize(path) == 0 else None
+    if not os.path.isdir(path):
+        return f"{path} is not a directory (declared: {holds.describe()})"
+    with os.scandir(path) as entries:
+        if next(entries, None) is None:
+            return f"{path} is an empty directory (declared: {holds.describe()})"
+    absent = [m for m in holds.markers if not os.path.isfile(os.path.join(path, m))]
+    if absent:
+        return f"{path} has no {', '.join(absent)} (declared: {holds.describe()}; it is not whole)"
+    return None
+
+
+def first_shortfall(declared: Mapping[str, Holds]) -> str | None:
+    """The first declared output that does not hold what it must; None when all do."""
+    for path, holds in declared.items():
+        why = shortfall(path, holds)
+        if why is not None:
+            return why
+    return None
 
 
 class OutputRef(Record):
@@ -81,7 +146,7 @@ class Stage(Record):
     # it (a credential by reference): checked with `requires`.
     requires_env: Mapping[str, str] = {}
     # The outputs whose content a resume checks (`launch.run.output_digest`), each with what it must
-    # hold (`launch.plan.output_holds`: a file with bytes, a dir with entries and its markers): digested
+    # hold (`Holds` above: a file with bytes, a dir with entries and its markers): digested
     # when the stage finishes; a stage that exits 0 without writing one, or with one holding less than
     # declared, has failed, and a finished stage is skipped only while every one still matches. Not
     # part of the fingerprint (what to check is not what the stage does).

@@ -42,13 +42,19 @@ from launch.checks.context import Selection
 from launch.config.errors import Problem, did_you_mean
 from launch.files import LockHeld, exclusive_lock, is_locked, lock_holder, waiting_lock
 from launch.plan.build import Plan
-from launch.plan.output_holds import first_shortfall
-from launch.plan.stages import Stage
-from launch.run.executors.base import Executor, StageContext, StageResult, exit_record
+from launch.plan.stages import Stage, first_shortfall
+from launch.run.executors.base import (
+    Executor,
+    StageContext,
+    StageResult,
+    executor_kind,
+    exit_record,
+    left_by_another,
+    started_by,
+)
 from launch.run.exit_codes import stop_reason
 from launch.run.output_digest import FileHashes, digests, first_mismatch, manifest_disagreement
 from launch.run.rundir import RunDir, RunDirError, RunState, StageRecord, now
-from launch.run.stage_owner import executor_kind, left_by_another, started_by
 from t3rl_core.records import Record
 
 Action = Literal["run", "resume", "finish", "cached", "complete", "outside"]
@@ -488,7 +494,7 @@ def run_pipeline(
 def _refuse_another_executor(
     run_dir: RunDir, state: RunState, decisions: list[Decision], kind: str | None
 ) -> None:
-    """Refuse to run a stage another executor kind left running (launch.run.stage_owner)."""
+    """Refuse to run a stage another executor kind left running (executors.base.left_by_another)."""
     for decision in decisions:
         rec = state.stages.get(decision.stage)
         if not decision.executes or rec is None or rec.status != "running":

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from launch.config.schema import LocalExecutorConfig
 from launch.plan.build import Plan
-from launch.plan.output_holds import MAY_BE_EMPTY
-from launch.plan.stages import OutputRef, Stage
+from launch.plan.stages import MAY_BE_EMPTY, OutputRef, Stage
 from launch.run.executors.local import LocalExecutor
 from launch.run.pipeline import run_pipeline
 from launch.run.rundir import RunDir

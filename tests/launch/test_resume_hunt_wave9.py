@@ -1,7 +1,7 @@
 """Hunt wave nine on the launcher's records and resume: kinds earlier waves left open.
 
 - A stage that exits 0 with an empty output succeeded: each stage now declares what each output it writes
-  must hold (`launch.plan.output_holds`: a file with bytes, a directory with entries and its markers), the
+  must hold (`launch.plan.stages.Holds`: a file with bytes, a directory with entries and its markers), the
   pipeline checks the declaration when the stage ends (and a resume, of a record an older t3rl wrote), the
   stage is recorded failed naming the output, and a resume runs it again. Every stage kind's declaration
   agrees with what its command writes.
@@ -29,8 +29,7 @@ from launch.cli.failures import exit_code_for
 from launch.files import is_locked
 from launch.plan.build import Plan, PlanContext, build_plan
 from launch.plan.builders.builder import COMPLETE_MARKER
-from launch.plan.output_holds import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY, Holds, marked
-from launch.plan.stages import Stage, StageKind
+from launch.plan.stages import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY, Holds, Stage, StageKind, marked
 from launch.run.executors.dry import DryExecutor
 from launch.run.executors.local import STAGE_RUN_ENV, _group_handle
 from launch.run.output_digest import digest

@@ -9,10 +9,9 @@ from launch.config.gpus import GPUS
 from launch.config.model_size import param_counts
 from launch.config.schema import ConvertHfToTorchDistStage, ConvertTorchDistToHfStage, RunConfig
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
-from launch.plan.output_holds import LATEST_CHECKPOINT, marked
 from launch.plan.slime_args import model_args
 from launch.plan.slime_options import check_argv
-from launch.plan.stages import Command, Stage
+from launch.plan.stages import LATEST_CHECKPOINT, Command, Stage, marked
 from t3rl_core.counts import counted
 
 

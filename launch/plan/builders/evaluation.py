@@ -10,8 +10,7 @@ from launch.config.schema import ConvertTorchDistToHfStage, EvalStage
 from launch.config.server_options import server_argv_problems
 from launch.plan.anchored_paths import anchored
 from launch.plan.builders.builder import PlanBuilder, problem
-from launch.plan.output_holds import FILE
-from launch.plan.stages import Command, Stage, render_command
+from launch.plan.stages import FILE, Command, Stage, render_command
 from t3rl_core.eval.config import ServerConfig
 from t3rl_core.eval.server import SERVER_LOG, launch_argv
 from t3rl_core.secret import Secret

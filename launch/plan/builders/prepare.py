@@ -6,8 +6,7 @@ import shlex
 
 from launch.config.schema import PrepareDataStage, PrepareModelStage
 from launch.plan.builders.builder import COMPLETE_MARKER, PlanBuilder
-from launch.plan.output_holds import FILE, MAY_BE_EMPTY, marked
-from launch.plan.stages import Command, Stage
+from launch.plan.stages import FILE, MAY_BE_EMPTY, Command, Stage, marked
 from t3rl_core.chat.families import FAMILIES
 from t3rl_core.config import ChatConfig
 from t3rl_core.data import content_key

@@ -6,11 +6,10 @@ from pathlib import Path
 
 from launch.config.schema import TrainStage
 from launch.plan.builders.builder import PlanBuilder, problem
-from launch.plan.output_holds import LATEST_CHECKPOINT, marked
 from launch.plan.plugin_shipping import plugin_modules, py_modules, pythonpath
 from launch.plan.slime_args import TrainPaths, build_train_job
 from launch.plan.slime_debug import build_debug_job
-from launch.plan.stages import ImportCheck, OutputRef, Stage
+from launch.plan.stages import LATEST_CHECKPOINT, ImportCheck, OutputRef, Stage, marked
 from launch.previous_run import RunStageRef, checkpoint_dir
 
 
