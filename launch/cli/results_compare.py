@@ -440,11 +440,22 @@ def tasks_key(metric: str) -> str:
     return f"{metric.rpartition('.')[0] or 'overall'}.tasks"
 
 
+def shown_count(summary: Mapping[str, Any], metric: str) -> int | None:
+    """The n shown beside a number: for a rate, the tasks it averages over (its interval's n, as
+    sweep_compare.count reads it: tasks the engine left unscored are not among them); for another
+    number, the block's tasks."""
+    from launch.run.sweep_compare import count, is_rate  # lazy: only when results are compared
+
+    if is_rate(metric):
+        return count(summary, metric)
+    tasks = lookup(summary, tasks_key(metric))
+    return tasks if isinstance(tasks, int) and not isinstance(tasks, bool) else None
+
+
 def _cell(
     value: float | None, summary: Mapping[str, Any], metric: str, bounds: tuple[float, float] | None
 ) -> str:
-    tasks = lookup(summary, tasks_key(metric))
-    tasks = tasks if isinstance(tasks, int) and not isinstance(tasks, bool) else None
+    tasks = shown_count(summary, metric)
     text = "–" if value is None else f"{value:.3f}" + (f" (n={tasks})" if tasks else "")
     if bounds is not None:
         text += f"\n95 % [{bounds[0]:.3f}, {bounds[1]:.3f}]"

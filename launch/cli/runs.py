@@ -51,10 +51,10 @@ from launch.cli.results_compare import (
     read_summary,
     reference_identity,
     result_lines,
-    tasks_key,
+    shown_count,
 )
 from launch.cli.runs_configs import ListingCache
-from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, RunStatus, check_metric, lookup
+from launch.cli.runs_filter import RUN_STATUSES, BadFilter, RunFilter, RunStatus, check_metric
 from launch.files import is_locked
 from launch.output import console as command_console
 from launch.output.plain import PlainConsole
@@ -424,8 +424,7 @@ def eval_metrics(view: RunView, metric: str) -> list[tuple[str, float | None, in
     """(eval stage, its summary's `metric`, its task count) for each eval stage that wrote a summary."""
     found = []
     for stage, summary in _summaries(view):
-        tasks = lookup(summary, tasks_key(metric))
-        found.append((stage, metric_value(summary, metric), tasks if isinstance(tasks, int) else None))
+        found.append((stage, metric_value(summary, metric), shown_count(summary, metric)))
     return found
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from t3rl_core import outside_json
-from t3rl_core.eval.metrics import wilson_interval
+from t3rl_core.eval.metrics import rate_count, wilson_interval
 from t3rl_core.finite import finite_real
 
 # A sweep's record (launch.run.sweep.SweepSummary, which imports this module for its markdown) is read
@@ -68,8 +68,9 @@ def count(summary: Mapping[str, Any], metric_name: str | None = None) -> int | N
     for part in key.split(".")[:-1] if "." in key else ["overall"]:
         block = block.get(part) if isinstance(block, Mapping) else None
     block = block if isinstance(block, Mapping) else {}
-    value = block.get("tasks", block.get("episodes"))
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    # The tasks the rate itself averages over (metrics.rate_count): a task left unscored is no unit of it.
+    value = rate_count(block, key.rpartition(".")[2] if "." in key else "accuracy")
+    return value if value is not None and value > 0 else None
 
 
 def point_results(sweep: SweepSummary) -> list[PointResult]:

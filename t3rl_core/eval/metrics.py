@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
 from statistics import fmean
@@ -84,6 +84,10 @@ class EpisodeScore:
     kind: str | None = None
 
 
+# Per block, per rate: the tasks it averages over (`rate_count`).
+TASKS_SCORED = "tasks_scored"
+
+
 def summarize(scores: Iterable[EpisodeScore], ks: Sequence[int]) -> dict[str, Any]:
     """`{"overall": {...}, "categories": {name: {...}}}`; each block has tasks, episodes,
     engine_failures (left out of every score), scored_episodes, wrong, accuracy, progress (None when no
@@ -129,7 +133,24 @@ def _block(everything: list[EpisodeScore], ks: Sequence[int]) -> dict[str, Any]:
         if score.party != USER_SIMULATOR:
             kept[score.task_id].append(score)
     block["accuracy_without_user_simulator"] = _mean(fmean([s.success for s in g]) for g in kept.values())
+    # How many tasks each rate averages over (its interval's n): a task the engine failed in every
+    # episode, or scored on fewer than k samples, is in `tasks` and in none of these means.
+    block[TASKS_SCORED] = {
+        "accuracy": len(tasks),
+        **{f"pass{mark}{k}": sum(n >= k for n, _ in counts) for k in ks for mark in "@^"},
+        "accuracy_without_user_simulator": len(kept),
+    }
     return block
+
+
+def rate_count(block: Mapping[str, Any], name: str) -> int | None:
+    """The tasks the rate `name` of a summary's block averages over: its TASKS_SCORED entry, else (a
+    summary written before t3rl kept them) the block's tasks (episodes in the oldest); None without one."""
+    scored = block.get(TASKS_SCORED)
+    value = scored.get(name) if isinstance(scored, Mapping) else None
+    if value is None:
+        value = block.get("tasks", block.get("episodes"))
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def failure_counts(scores: Iterable[EpisodeScore]) -> dict[str, int]:

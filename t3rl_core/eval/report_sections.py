@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from t3rl_core.eval.metrics import OVERALL, wilson_interval
+from t3rl_core.eval.metrics import OVERALL, rate_count, wilson_interval
 from t3rl_core.markdown_cells import one_line, table
 
 # A category whose 95 % interval is wider than this on each side is called out as too small.
@@ -171,7 +171,7 @@ def resolution_section(summary: Mapping[str, Any]) -> list[str]:
     lines = []
     repeats = (summary.get("repeats") or {}).get("categories") or {}
     for name, block in _blocks(summary):
-        tasks = int(block.get("tasks") or 0)
+        tasks = rate_count(block, "accuracy") or 0  # the tasks the accuracy averages over
         accuracy = block.get("accuracy")
         if not tasks or accuracy is None:
             continue

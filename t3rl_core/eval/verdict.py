@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
-from t3rl_core.eval.metrics import OVERALL, wilson_interval
+from t3rl_core.eval.metrics import OVERALL, rate_count, wilson_interval
 from t3rl_core.model_routes import denoted_model
 
 if TYPE_CHECKING:  # `t3rl runs` reads verdicts (one_line) without loading the config models
@@ -71,7 +71,7 @@ def _verdict(
     if reasons:
         return verdict | {"status": NOT_COMPARABLE, "why": reasons}
     assert block is not None and isinstance(measured, int | float)
-    tasks = int(block.get("tasks") or 0)
+    tasks = rate_count(block, key) or 0  # the tasks the measured rate averages over
     z = NormalDist().inv_cdf(0.5 + tolerance.confidence / 2)
     low, high = wilson_interval(round(measured * tasks), tasks, z=z)
     inside = low - tolerance.margin <= value.value <= high + tolerance.margin

@@ -89,6 +89,8 @@ def test_a_difference_is_shown_with_n_and_both_intervals(base: dict, tmp_path: P
     many = [copy.deepcopy(s) for s in (base, worse)]
     for summary in many:
         summary["overall"]["tasks"] = 400
+        # As a summary of 400 scored tasks records them: the n each rate averages over (metrics.rate_count).
+        summary["overall"]["tasks_scored"] = dict.fromkeys(summary["overall"]["tasks_scored"], 400)
     code, text = _diff(_run(tmp_path, "c", many[0]), _run(tmp_path, "d", many[1]))
     assert "│ 1.000 (n=400) │ 0.750 (n=400) │ -0.250 │" in text and "not told apart" not in text
     assert "│ 95 % [0.990, 1.000] │ 95 % [0.705, 0.790] │" in text

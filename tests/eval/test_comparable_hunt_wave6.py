@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from launch.cli.results_compare import differing, reference_identity
+from launch.cli.results_compare import differing, interval, reference_identity, shown_count
+from launch.cli.runs_filter import lookup
 from t3rl_core.eval.identity import PARTS, differences
+from t3rl_core.eval.metrics import EpisodeScore, rate_count, summarize, wilson_interval
 
 
 def _identity(categories: list[str] | None, limit: int | None = 2) -> dict[str, Any]:
@@ -51,3 +53,45 @@ def test_the_overall_and_another_categorys_or_limits_number_stay_refused() -> No
         EVERY, _identity(["multi_turn_base"], limit=5), "categories.multi_turn_base.accuracy"
     )
     assert "limit_per_category 2 vs 5" in limit, limit
+
+
+# ------------------------------------------------ a rate's n: the tasks it averages over
+
+
+def _eval_with_an_unscored_task() -> dict[str, Any]:
+    """Ten tasks of two samples; the engine failed both samples of t9 and one of t8 (within the eval's
+    failure rate): accuracy averages over 9 tasks, pass@2 over 8."""
+    scores = []
+    for i in range(10):
+        for sample in range(2):
+            failed = i == 9 or (i == 8 and sample == 1)
+            status = "aborted" if failed else "completed"
+            scores.append(EpisodeScore(f"t{i}", "base", i % 2 == 0, 1.0, status=status))
+    return summarize(scores, ks=[1, 2])
+
+
+def test_a_rates_interval_and_n_count_the_tasks_it_averages_over() -> None:
+    """`t3rl runs diff`, `t3rl runs`, sweep.md, the report's resolution and a published verdict took a
+    rate's n as the block's `tasks`, every selected task: one the engine failed in every episode (left
+    out of the accuracy) or scored on fewer than k samples (left out of pass@k) still counted, so the
+    interval was narrower than the rate's own tasks give and `(n=10)` was shown for a mean over 9. Now
+    each block records the tasks each rate averages over (`tasks_scored`, metrics.rate_count), the one n
+    every interval and every `(n=…)` reads."""
+    summary = _eval_with_an_unscored_task()
+    overall = summary["overall"]
+    assert overall["tasks"] == 10
+    rates = {"accuracy": 9, "pass@1": 9, "pass^1": 9, "pass@2": 8, "pass^2": 8}
+    assert overall["tasks_scored"] == rates | {"accuracy_without_user_simulator": 9}
+    for metric, n in [("overall.accuracy", 9), ("overall.pass@2", 8), ("categories.base.accuracy", 9)]:
+        value = lookup(summary, metric)
+        assert shown_count(summary, metric) == n, metric
+        assert interval(summary, metric, value) == wilson_interval(round(value * n), n), metric
+    assert shown_count(summary, "overall.reward") == 10, "a mean reward shows the block's tasks"
+
+
+def test_a_summary_written_before_the_counts_reads_its_tasks() -> None:
+    """A summary of an older t3rl has no `tasks_scored`: its tasks, as before (episodes in the oldest)."""
+    summary = _eval_with_an_unscored_task()
+    del summary["overall"]["tasks_scored"]
+    assert rate_count(summary["overall"], "accuracy") == 10
+    assert rate_count({"episodes": 7}, "pass@1") == 7
