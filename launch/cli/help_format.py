@@ -439,8 +439,35 @@ def _group_option_after_its_command(ctx: Any, name: str) -> None:
         ctx.fail(unread)
     ctx.fail(
         f"{option} is an option of `{parent.command_path}`, so it goes before `{ctx.info_name}`: "
-        f"{parent.command_path} {option} … {ctx.info_name} …"
+        + (_moved_before(ctx, parent, option) or f"{parent.command_path} {option} … {ctx.info_name} …")
     )
+
+
+def _moved_before(ctx: Any, parent: Any, option: str) -> str | None:
+    """The command line as typed with the group's `option` (and its value) moved before the command:
+    the fix itself, not a line of `…` to fill in (`t3rl runs show --runs-dir=old` gives `t3rl runs
+    --runs-dir=old show`). None when the line typed is not at hand."""
+    import shlex  # lazy: only for an option typed after its command
+
+    # lazy: the argv kept by the group, only for an option typed after its command
+    from launch.cli.lazy import ARGV_KEY
+
+    typed = ctx.find_root().meta.get(ARGV_KEY)
+    group, command = parent.info_name, ctx.info_name
+    if not isinstance(typed, list) or group not in typed:
+        return None
+    words = typed[typed.index(group) + 1 :]
+    if command not in words:
+        return None
+    param = next(p for p in parent.command.params if option in getattr(p, "opts", ()))
+    at = next((i for i, w in enumerate(words) if w == option or w.startswith(f"{option}=")), None)
+    if at is None or at < words.index(command):
+        return None
+    size = 1 if param.is_flag or "=" in words[at] else 2
+    moved = words[at : at + size]
+    rest = words[:at] + words[at + size :]
+    before = rest.index(command)
+    return shlex.join(["t3rl", *typed[: typed.index(group) + 1], *rest[:before], *moved, *rest[before:]])
 
 
 def _glob_expanded_by_the_shell(params: list[Any], args: list[str], ctx: Any) -> None:

@@ -425,8 +425,9 @@ def test_runs_show_reads_the_runs_dir_given_to_runs(here: Path) -> None:
     text = " ".join(misplaced.output.replace("│", " ").split())
     assert misplaced.exit_code == 2, text
     assert (
-        "--runs-dir is an option of `t3rl runs`, so it goes before `show`: t3rl runs --runs-dir … show …"
-        in text
+        # The line typed with the option moved (first hour wave nine): the command run next.
+        "--runs-dir is an option of `t3rl runs`, so it goes before `show`: "
+        "t3rl runs --runs-dir elsewhere show" in text
     )
     shown = invoke(["runs", "--runs-dir", "elsewhere", "show"])
     assert shown.exit_code == 0 and "quickstart-20260101-000000" in shown.output, shown.output

@@ -200,3 +200,30 @@ def test_score_of_a_t3rl_eval_record_or_another_worlds_lines_is_refused_before_w
     assert fix == "t3rl score retool answers.jsonl", text
     applied = CliRunner().invoke(app, [*fix.split()[1:], "--no-progress"])
     assert applied.exit_code == 0 and "1 scored, 0 failed to score" in applied.output, applied.output
+
+
+# ------------------------------------------------ a group's option after its command: the line itself
+
+
+@pytest.mark.parametrize("form", ["--runs-dir={}", "--runs-dir {}"])
+def test_a_group_option_after_its_command_is_answered_with_the_line_that_works(
+    form: str, tmp_path: Path, cache_dir: Path
+) -> None:
+    """`t3rl runs show --runs-dir=old`: `… so it goes before show: t3rl runs --runs-dir … show …`, a
+    line of `…` to fill in. Now the fix is the line typed with the option (and its value, either form)
+    moved before the command, which shows the newest run there."""
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    run = _run_dir(tmp_path / "old", "20261129-000001")
+    typed = ["runs", "show", *form.format(tmp_path / "old").split(" ")]
+    done = CliRunner().invoke(app, typed, env={"COLUMNS": "1000"})
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2 and "so it goes before `show`: t3rl runs --runs-dir" in text, text
+    fix = text.split("goes before `show`: ", 1)[1].split(" │", 1)[0]
+    assert fix == shlex.join(["t3rl", "runs", *typed[2:], "show"]), fix
+    applied = CliRunner().invoke(app, shlex.split(fix)[1:])
+    assert applied.exit_code == 0 and str(run) in " ".join(applied.output.split()), applied.output
