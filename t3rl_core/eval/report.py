@@ -8,7 +8,7 @@ from typing import Any
 
 from t3rl_core.atomic_files import atomic_write_text
 from t3rl_core.charts import pyplot
-from t3rl_core.eval.metrics import OVERALL, wilson_interval
+from t3rl_core.eval.metrics import OVERALL, rate_count, wilson_interval
 from t3rl_core.eval.report_sections import sections
 from t3rl_core.markdown_cells import table as _table
 from t3rl_core.secret import mask_revealed
@@ -87,7 +87,7 @@ class CategoryBar:
     """One group of bars of the chart: a category (or overall) with its n and accuracy's interval."""
 
     name: str
-    episodes: int
+    tasks: int  # the tasks the accuracy averages over: its interval's n
     accuracy: float
     low: float
     high: float
@@ -95,16 +95,18 @@ class CategoryBar:
 
 
 def chart_bars(summary: dict[str, Any]) -> list[CategoryBar]:
-    """Per category, overall last: accuracy with its 95 % Wilson interval over the episodes."""
+    """Per category, overall last: accuracy with its 95 % Wilson interval over the tasks it averages."""
     bars = []
     for name, block in [*summary["categories"].items(), (OVERALL, summary[OVERALL])]:
-        # The interval is over the scored episodes: an engine failure is no evidence either way.
-        episodes = int(block.get("scored_episodes", block.get("episodes")) or 0)
+        # Over the tasks the accuracy averages (metrics.rate_count), as every other interval of it is: the
+        # scored episodes gave a narrower one here than `t3rl runs diff` and Too small to tell gave (a
+        # task's samples are no independent draws), and a task the engine failed is no evidence either way.
+        tasks = rate_count(block, "accuracy") or 0
         accuracy = float(block.get("accuracy") or 0.0)
-        low, high = wilson_interval(round(accuracy * episodes), episodes)
+        low, high = wilson_interval(round(accuracy * tasks), tasks)
         bars.append(
             CategoryBar(
-                name.removeprefix("multi_turn_"), episodes, accuracy, low, high, block.get("progress") or 0.0
+                name.removeprefix("multi_turn_"), tasks, accuracy, low, high, block.get("progress") or 0.0
             )
         )
     return bars
@@ -193,7 +195,7 @@ def plot_categories(summary: dict[str, Any], path: Path) -> None:
         label="progress",
     )
     axes.bar_label(drawn, fmt="%.2f", fontsize=8, padding=2)
-    axes.set_xticks(positions, [f"{b.name}\nn={b.episodes}" for b in bars], fontsize=8)
+    axes.set_xticks(positions, [f"{b.name}\nn={b.tasks}" for b in bars], fontsize=8)
     axes.axhline(0, color="black", linewidth=0.8)
     axes.set_ylim(0, 1.25)
     axes.set_ylabel("score")

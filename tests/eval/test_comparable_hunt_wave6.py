@@ -95,3 +95,17 @@ def test_a_summary_written_before_the_counts_reads_its_tasks() -> None:
     del summary["overall"]["tasks_scored"]
     assert rate_count(summary["overall"], "accuracy") == 10
     assert rate_count({"episodes": 7}, "pass@1") == 7
+
+
+def test_the_reports_interval_is_the_one_runs_diff_gives() -> None:
+    """report.md's `accuracy 95 % CI (Wilson)` column and accuracy_by_category.png took n as the scored
+    episodes (17 here: two samples of a task are no independent draws), so the report's interval of an
+    accuracy was narrower than `t3rl runs diff`'s and its own Too small to tell section's. Now it is the
+    same interval, over the tasks the accuracy averages (metrics.rate_count)."""
+    from t3rl_core.eval.report import chart_bars
+
+    summary = _eval_with_an_unscored_task()
+    overall = chart_bars(summary)[-1]
+    value = summary["overall"]["accuracy"]
+    assert overall.tasks == 9
+    assert (overall.low, overall.high) == interval(summary, "overall.accuracy", value)

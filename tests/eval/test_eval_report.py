@@ -102,7 +102,7 @@ def test_chart_names_model_split_and_n_and_draws_intervals_for_all_zero(tmp_path
     summary = _zero_summary([1])
     bars = chart_bars(summary)
     long_context = next(b for b in bars if b.name == "long_context")
-    assert long_context.accuracy == 0.0 and long_context.episodes == 3 and long_context.high > 0.4
+    assert long_context.accuracy == 0.0 and long_context.tasks == 3 and long_context.high > 0.4
     assert chart_title(summary) == "tiny_qwen3 (hf) on bfcl_test"
     text = write_report(summary, tmp_path).read_text()
     assert "- model: tiny_qwen3 (hf)" in text and "accuracy 95 % CI (Wilson)" in text
