@@ -49,7 +49,7 @@ from launch.run.executors.base import (
     StageResult,
     executor_kind,
     exit_record,
-    left_by_another,
+    out_of_reach,
     started_by,
 )
 from launch.run.exit_codes import stop_reason
@@ -449,7 +449,7 @@ def run_pipeline(
                     run_dir.write_stage_command(stage.name, stage.script())
             return PipelineResult("planned", decisions)
         if copy_of(run_dir, state) is None:  # a copy's records name its original's executions
-            _refuse_another_executor(run_dir, state, decisions, executor_kind(executor))
+            _refuse_out_of_reach(run_dir, state, decisions, executor_kind(executor), {from_stage, only})
         missing = executor.preflight([plan.stage(d.stage) for d in decisions if d.executes])
         if missing:
             executor.close()
@@ -491,20 +491,22 @@ def run_pipeline(
         return result
 
 
-def _refuse_another_executor(
-    run_dir: RunDir, state: RunState, decisions: list[Decision], kind: str | None
+def _refuse_out_of_reach(
+    run_dir: RunDir, state: RunState, decisions: list[Decision], kind: str | None, forced: set[str | None]
 ) -> None:
-    """Refuse to run a stage another executor kind left running (executors.base.left_by_another)."""
+    """Refuse to run a stage whose recorded execution may still run where this t3rl cannot see nor stop
+    it (executors.base.out_of_reach): run, the stage ran twice at once, both writing one output. A stage
+    named by --from/--only is the user's word that it runs there no more."""
     for decision in decisions:
         rec = state.stages.get(decision.stage)
-        if not decision.executes or rec is None or rec.status != "running":
+        if not decision.executes or rec is None or rec.status != "running" or decision.stage in forced:
             continue
-        other = left_by_another(decision.stage, rec.handle, kind)
-        if other is not None:
-            why, override = other
+        reach = out_of_reach(decision.stage, rec.handle, kind)
+        if reach is not None:
+            why, go_on, args = reach
             raise PipelineError(
-                f"{why}; resume it with the executor that started it: t3rl run --run-dir {run_dir.path} "
-                f"{override} (nothing was started)"
+                f"{why}: run here, the stage would run twice at once, writing one output; {go_on}: t3rl "
+                f"run --run-dir {run_dir.path} {args} (nothing was started)"
             )
 
 

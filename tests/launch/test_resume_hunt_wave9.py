@@ -16,6 +16,7 @@ import os
 import re
 import shlex
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 from typing import get_args
@@ -312,3 +313,29 @@ def test_a_copied_run_dir_leaves_its_originals_running_stage_alone(tmp_path: Pat
         if leftover.poll() is None:
             leftover.kill()
             leftover.wait()
+
+
+# --- kind 6: a run dir on shared storage resumed from another host while its stage runs on the first -
+
+
+def test_a_stage_left_running_on_another_host_is_not_run_beside_it(
+    dirs: tuple[Path, Path],  # noqa: F811 - the fixture
+) -> None:
+    """The launcher on node-a died with its stage still running there; `t3rl run --run-dir` of the same
+    dir from this host could neither see nor stop that process group (its handle names node-a), and ran
+    the stage a second time beside it. Refused now; --from names it as the user's word that it ended."""
+    run_dir, marks = dirs
+    plan = Plan("test", run_dir, (stage("a", marks),))
+    there = {"executor": "local", "host": "node-a", "boot": 1.0, "pgid": 4242, "leader_start": 2.0}
+    record = StageRecord("running", fingerprint(plan, plan.stages[0]), "x1", handle=there)
+    RunDir(run_dir).record(RunState(), "a", record)
+    with pytest.raises(PipelineError) as refused:
+        run(plan, run_dir)
+    assert str(refused.value) == (
+        f"stage 'a' was left running on host node-a (process group 4242 on node-a) when the t3rl that ran it "
+        f"stopped, and t3rl on {socket.gethostname()} cannot see or stop it: run here, the stage would run "
+        "twice at once, writing one output; resume it on node-a (the same command there), or, once it runs "
+        f"there no more, here: t3rl run --run-dir {run_dir} --from a (nothing was started)"
+    )
+    assert count(marks, "a", "started") == 0
+    assert run(plan, run_dir, from_stage="a").status == "succeeded"

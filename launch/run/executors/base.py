@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import socket
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -193,18 +194,28 @@ def what_runs(handle: Mapping[str, Any]) -> str:
     return "its command (started, not yet identified when t3rl stopped)"
 
 
-def left_by_another(stage: str, handle: Mapping[str, Any], kind: str | None) -> tuple[str, str] | None:
-    """(why, fix) when a stage recorded `running` was started by another executor kind than `kind`; None
-    when the same one (or an unnamed one: a record of an older t3rl, or a test's executor) resumes it."""
-    owner = handle.get(OWNER)
-    if kind is None or not isinstance(owner, str) or owner == kind:
-        return None
-    why = (
-        f"stage '{stage}' was left running by executor={owner} ({what_runs(handle)}) when the t3rl that "
-        f"ran it stopped, and executor={kind} cannot see or stop it: run here, the stage would run twice "
-        "at once, writing one output"
-    )
-    return why, f"executor={owner}"
+def out_of_reach(stage: str, handle: Mapping[str, Any], kind: str | None) -> tuple[str, str, str] | None:
+    """(why, how to go on, the arguments of the `t3rl run --run-dir DIR` that does) when what a stage
+    recorded `running` started cannot be seen nor stopped from here: another executor kind than `kind`
+    started it, or the local executor on another host (a run dir on shared storage resumed from another
+    machine: its process group there is no group of this host's). None when this executor reaches it
+    (or the handle names neither: a record of an older t3rl, or a test's executor)."""
+    owner, host = handle.get(OWNER), handle.get("host")
+    if kind is not None and isinstance(owner, str) and owner != kind:
+        return (
+            f"stage '{stage}' was left running by executor={owner} ({what_runs(handle)}) when the t3rl that "
+            f"ran it stopped, and executor={kind} cannot see or stop it",
+            "resume it with the executor that started it",
+            f"executor={owner}",
+        )
+    if "pgid" in handle and isinstance(host, str) and host != socket.gethostname():
+        return (
+            f"stage '{stage}' was left running on host {host} ({what_runs(handle)}) when the t3rl that ran "
+            f"it stopped, and t3rl on {socket.gethostname()} cannot see or stop it",
+            f"resume it on {host} (the same command there), or, once it runs there no more, here",
+            f"--from {stage}",
+        )
+    return None
 
 
 def make_executor(config: Any, out: TextIO | None = None) -> Executor:
