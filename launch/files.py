@@ -175,6 +175,36 @@ def is_locked(path: Path) -> bool:
     return False
 
 
+# Options of an NFS mount under which flock locks are this host's alone (`nolock` sets local_lock=all).
+_HOST_LOCAL_LOCKS = frozenset({"local_lock=flock", "local_lock=all", "nolock"})
+
+
+def host_local_locks(path: Path, mountinfo: str | None = None) -> str | None:
+    """The mount point of `path` when its file system keeps flock locks on this host alone (NFS mounted
+    `nolock` or `local_lock=flock|all`): a lock taken there excludes no process of another host, so a
+    run dir's lock does not keep a launcher of another host out. None elsewhere (or when unknown).
+    `mountinfo`: /proc/self/mountinfo's text (read when None)."""
+    try:
+        text = Path("/proc/self/mountinfo").read_text() if mountinfo is None else mountinfo
+    except OSError:
+        return None
+    target = os.path.realpath(path)
+    best: tuple[str, str, str] | None = None
+    for line in text.splitlines():
+        # "36 35 98:0 /root /mount/point rw,noatime shared:1 - nfs4 server:/export rw,vers=4.2,…"
+        head, dash, tail = line.partition(" - ")
+        fields, rest = head.split(), tail.split()
+        if not dash or len(fields) < 5 or len(rest) < 3:
+            continue
+        point = fields[4].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) > len(best[0])):
+            best = (point, rest[0], rest[2])
+    if best is None or not best[1].startswith("nfs"):
+        return None
+    return best[0] if _HOST_LOCAL_LOCKS & set(best[2].split(",")) else None
+
+
 def _flock(fd: int, operation: int, path: Path) -> None:
     """`fcntl.flock`, its refusal naming the lock file: a file system that keeps no locks (an NFS mount
     without its lock service: ENOLCK) raised an OSError naming no file, which reached the user as a

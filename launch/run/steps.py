@@ -16,7 +16,7 @@ from launch.checks.resolve import resolve
 from launch.config.errors import ConfigError, Problem, render_problems
 from launch.config.schema import RunConfig, TrainStage
 from launch.config.secrets import scrub_obj, scrub_text, scrub_texts, secret_values
-from launch.files import write_record_json
+from launch.files import host_local_locks, write_record_json
 from launch.output.markup import escape
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.context import this_interpreter
@@ -269,6 +269,15 @@ def execute(
             plan, run_dir, executor, from_stage=from_stage, only=only, reporter=reporter, record=record
         )
 
+    mount = host_local_locks(run_dir.path)
+    if mount is not None:
+        console.print(
+            f"warning: {run_dir.path} is on an NFS mount ({mount}) whose file locks are this host's alone "
+            "(nolock or local_lock): a t3rl on another host would not be refused this run dir; run it "
+            "from one host at a time",
+            soft_wrap=True,
+            markup=False,
+        )
     with tracked(resolved.run, run_dir.path, resolved.config, reporter, run_dir.id) as tracking:
 
         def record_then_track() -> None:

@@ -27,7 +27,7 @@ from run_configs import group, make_run, t3rl_stages
 from test_resume_verifies_outputs import dirs  # noqa: F401  (a fixture: a run dir and a marks dir)
 
 from launch.cli.failures import exit_code_for
-from launch.files import is_locked
+from launch.files import host_local_locks, is_locked
 from launch.plan.build import Plan, PlanContext, build_plan
 from launch.plan.builders.builder import COMPLETE_MARKER
 from launch.plan.stages import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY, Holds, Stage, StageKind, marked
@@ -339,3 +339,32 @@ def test_a_stage_left_running_on_another_host_is_not_run_beside_it(
     )
     assert count(marks, "a", "started") == 0
     assert run(plan, run_dir, from_stage="a").status == "succeeded"
+
+
+# --- kind 7: a run dir on NFS whose locks are this host's alone (nolock, local_lock) -----------------
+
+_MOUNTS = (
+    "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+    "40 22 0:50 / /shared rw,relatime shared:9 - nfs4 filer:/export rw,vers=4.2,hard,local_lock={lock}\n"
+    "41 40 0:51 / /shared/my\\040runs rw - nfs filer:/runs rw,vers=3,{v3}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("lock", "v3", "path", "mount"),
+    [
+        ("none", "lock", "/shared/x/run", None),  # NFSv4's own locks reach the server: other hosts see them
+        ("flock", "lock", "/shared/x/run", "/shared"),
+        ("all", "lock", "/shared", "/shared"),
+        ("none", "nolock", "/shared/my runs/rec/1", "/shared/my runs"),  # the deepest mount decides
+        ("none", "lock", "/shared/my runs/rec/1", None),
+        ("flock", "lock", "/home/me/runs", None),  # a local disk: one host
+        ("flock", "lock", "/sharedother/run", None),  # a name that only starts like the mount
+    ],
+)
+def test_a_mount_whose_locks_are_this_hosts_alone_is_named(
+    lock: str, v3: str, path: str, mount: str | None
+) -> None:
+    """On such a mount a run dir's lock keeps no launcher of another host out: `t3rl run` says so (a
+    warning line) instead of promising one launcher per dir."""
+    assert host_local_locks(Path(path), _MOUNTS.format(lock=lock, v3=v3)) == mount
