@@ -48,11 +48,13 @@ def reference_identity(
     summaries: Iterable[Mapping[str, Any]], metric: str = DEFAULT_METRIC
 ) -> Mapping[str, Any] | None:
     """The identity most recorded summaries share for a comparison on `metric` (the first one's on a
-    tie); None when none is recorded."""
+    tie), among those that hold a number there: an eval that did not select a category has none of it,
+    and as the newest it made the one eval that did 'not ranked'. None when none is recorded."""
     # lazy: importlib.metadata (installed versions), only when results are compared
     from t3rl_core.eval.identity import reference
 
-    return reference((s.get("identity") for s in summaries), metric)
+    holding = [s for s in summaries if metric_value(s, metric) is not None]
+    return reference((s.get("identity") for s in holding), metric)
 
 
 def differing(
@@ -133,7 +135,8 @@ def result_lines(
     missing = unmeasured(summary, metric) if value is None else None
     shown = "–" if value is None else f"{value:.3f}"
     head = f"{stage} {missing}" if missing else f"{stage} {shown}" + (f" (n={tasks})" if tasks else "")
-    parts = differing(summary, reference, metric)
+    # A result with no number there, and why, is said as such: there is nothing of it to rank.
+    parts = [] if missing else differing(summary, reference, metric)
     if parts:
         parts_text = "; ".join(parts)
         head = f"{head} [other benchmark: {parts_text}]" if mixed else f"{stage} not ranked: {parts_text}"
@@ -143,8 +146,8 @@ def result_lines(
 
 def unmeasured(summary: Mapping[str, Any], metric: str) -> str | None:
     """Why a pass@k / pass^k the summary lacks was not measured (its k and samples), e.g. "pass@4 not
-    measured: the eval measured k = 1 with 1 sample(s) per task (eval.samples >= 4 measures it)"; None
-    for another metric."""
+    measured: the eval measured k = 1 with 1 sample(s) per task (eval.samples >= 4 measures it)", or a
+    category's number (the eval has no task of it); None for another metric."""
     name = metric.rpartition(".")[2]
     try:
         metric_value(summary, metric, strict=True)
@@ -152,6 +155,12 @@ def unmeasured(summary: Mapping[str, Any], metric: str) -> str | None:
         return f"{name} not shown: {error}"
     except KeyError:
         pass
+    category = metric.split(".")[1] if metric.startswith("categories.") and metric.count(".") >= 2 else None
+    if category is not None and category not in (summary.get("categories") or {}):
+        selected = (summary.get("identity") or {}).get("selection", {}).get("categories")
+        return f"{name} not measured: this eval has no task of category {category}" + (
+            f" (eval.categories: {', '.join(map(str, selected))})" if isinstance(selected, list) else ""
+        )
     match = _PASS_K.fullmatch(name)
     if match is None:
         return None

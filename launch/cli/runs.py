@@ -525,7 +525,7 @@ def list_runs(
         lines = []
         for (name, value, n), (_, summary) in zip(eval_metrics(view, metric), _summaries(view), strict=True):
             lines += result_lines(name, value, n, summary, references[name], mixed=mixed, metric=metric)
-            hidden += bool(differing(summary, references[name], metric))
+            hidden += value is not None and bool(differing(summary, references[name], metric))
         metrics = "\n".join(escape(line) for line in lines)
         table.add_row(escape(relative), created, _status(view.status), stages, metrics)
     console.print(table)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from launch.cli.results_compare import differing, interval, reference_identity, shown_count
+from launch.cli.results_compare import differing, interval, reference_identity, result_lines, shown_count
 from launch.cli.runs_filter import lookup
 from t3rl_core.eval.identity import PARTS, differences
 from t3rl_core.eval.metrics import EpisodeScore, rate_count, summarize, wilson_interval
@@ -109,3 +109,31 @@ def test_the_reports_interval_is_the_one_runs_diff_gives() -> None:
     value = summary["overall"]["accuracy"]
     assert overall.tasks == 9
     assert (overall.low, overall.high) == interval(summary, "overall.accuracy", value)
+
+
+# ------------------------------------------------ a category one listed eval did not select
+
+
+def _with(categories: list[str], identity: dict[str, Any]) -> dict[str, Any]:
+    scores = [EpisodeScore(f"{c}_{i}", c, True, 1.0) for c in categories for i in range(2)]
+    return summarize(scores, ks=[1]) | {"identity": identity}
+
+
+def test_a_listing_of_a_category_one_eval_did_not_select_ranks_the_one_that_did() -> None:
+    """`t3rl runs --metric categories.multi_turn_long_context.accuracy` over an eval of every category
+    and a newer one of multi_turn_base alone: the newer, which has no number there, was taken as the
+    reference (a tie goes to the first listed), so the eval that measured it read `not ranked:
+    selection: …` and the other a bare `–`. Now only results holding a number define the reference,
+    and one without says why: the eval has no task of that category."""
+    metric = "categories.multi_turn_long_context.accuracy"
+    every = _with(["multi_turn_base", "multi_turn_long_context"], EVERY)
+    base_only = _with(["multi_turn_base"], BASE_ONLY)
+    reference = reference_identity([base_only, every], metric)
+    assert reference == EVERY
+    (measured,) = result_lines("eval", 1.0, 2, every, reference, mixed=False, metric=metric)
+    assert measured == "eval 1.000 (n=2)", measured
+    (lacking,) = result_lines("eval", None, None, base_only, reference, mixed=False, metric=metric)
+    assert lacking == (
+        "eval accuracy not measured: this eval has no task of category multi_turn_long_context "
+        "(eval.categories: multi_turn_base)"
+    ), lacking
