@@ -297,6 +297,9 @@ _AZURE_KEY = r"(?<![A-Za-z])((?:Account|SharedAccess)Key\s*=\s*)([A-Za-z0-9+/]{4
 # `Cookie: V` and `Set-Cookie: V` (a logged-in session, as good as a password): V to the line's end, every
 # pair of it, when it holds a digit (`cookie: none set` is prose).
 _COOKIE = rf"(?i)(\b(?:set-)?cookie{_QUOTE}\s*:\s*{_QUOTE})((?=[^\r\n'\"\\]*[0-9])[^\r\n'\"\\]+)"
+# The header's name and a value (a line-by-line copier sees its first line masked already, or without a
+# digit); a YAML key `cookie:` above its mapping has none, and is no header.
+_COOKIE_HEADER = rf"(?i)\b(?:set-)?cookie{_QUOTE}[ \t]*:[ \t]*\S"
 _NOT_VALUES = ("env:", "file:", "${", MASK)
 # A private key in PEM (`-----BEGIN [RSA |EC |OPENSSH |ENCRYPTED ]PRIVATE KEY-----`, a service account's
 # JSON, an SSH key a job dumps) or in OpenPGP's armour (`-----BEGIN PGP PRIVATE KEY BLOCK-----`, a signing
@@ -457,6 +460,9 @@ class PemLines:
         # last 4 KB: its next piece is read joined to it, as a reader of the output sees the line (a
         # `Cookie:` header or a token the cut parted).
         self.cut = ""
+        # A `Cookie:` or `Set-Cookie:` header above: a line that begins with a space or a tab continues it
+        # (HTTP's folded header, a wrapped log line), its cookies as much the header's as the first line's.
+        self.cookie_header = False
 
     def needed(self, text: str) -> bool:
         """Lines of `text` may give away what only this reads (a copier that masks a chunk at a time
@@ -469,8 +475,9 @@ class PemLines:
             or not text.endswith(("\n", "\r"))
             or PEM_MARK in text
             or block_entry_in(text)
-            or "ookies" in text
-            or "OOKIES" in text
+            or self.cookie_header
+            or "ookie" in text
+            or "OOKIE" in text
         )
 
     def __call__(self, line: str) -> str:
@@ -480,6 +487,7 @@ class PemLines:
             self.cut = (self.cut + line)[-4096:]
         if self.cookies is not None:
             line = self._cookie_item(line)
+        line = self._cookie_header(line)
         if self.block is not None:
             body = line.rstrip("\r\n")
             indent = len(body) - len(body.lstrip(" \t"))
@@ -515,6 +523,18 @@ class PemLines:
             return line
         spans = [(max(a, len(before)), b) for a, b in replaced_spans(joined, masked) if b > len(before)]
         return masked_spans(joined, spans)[len(before) :] if spans else line
+
+    def _cookie_header(self, line: str) -> str:
+        """`line`, masked after its indentation where it continues a cookie header above and holds a digit
+        (as `_COOKIE` masks the header's first line to its end); whether the next line may continue one."""
+        body = line.rstrip("\r\n")
+        if self.cookie_header and body[:1] in (" ", "\t") and body.strip():
+            indent = len(body) - len(body.lstrip(" \t"))
+            if any(c.isdigit() for c in body):
+                line = body[:indent] + MASK + line[len(body) :]
+            return line
+        self.cookie_header = re.search(_COOKIE_HEADER, body) is not None
+        return line
 
     def _cookie_item(self, line: str) -> str:
         """`line` below an open mapping of cookies, its cookies' values masked; the mapping ends at a line

@@ -165,6 +165,23 @@ def test_the_lines_after_the_mapping_stay() -> None:
     assert _copied(text).endswith("next: x1234567890abc\nother = {'a': 'AbCd1234EfGh5678'}\n")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Cookie: lang=en;\n  session={V}; theme=dark\n",  # HTTP's folded header, a wrapped log line
+        f"headers: Cookie: lang=en; theme=dark; tz=utc1;\n\tsid={V}\n",
+        f"Set-Cookie: a=b;\n session={V}; Path=/\n",
+    ],
+)
+def test_a_cookie_header_continued_on_the_next_line_is_masked(text: str) -> None:
+    assert V not in _copied(text)
+
+
+def test_a_yaml_key_named_cookie_is_no_header() -> None:
+    text = "cookie:\n  name: sid\n  max_age: 3600\nnext: 1\n"
+    assert _copied(text) == text
+
+
 @pytest.mark.parametrize("cut", [110, 142, 150])
 def test_a_cookie_header_cut_between_two_reads_is_masked(cut: int) -> None:
     line = "x" * 100 + f" Cookie: lang=en; session={V}Ij; theme=dark1234xx\n"
