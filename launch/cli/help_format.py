@@ -436,17 +436,18 @@ def _group_option_after_its_command(ctx: Any, name: str) -> None:
         return
     unread = group_option_unread(parent.info_name or "", ctx.info_name or "", option)
     if unread is not None:
-        ctx.fail(unread)
+        without = _moved_before(ctx, parent, option, drop=True)
+        ctx.fail(unread + (f"; without it: {without}" if without else ""))
     ctx.fail(
         f"{option} is an option of `{parent.command_path}`, so it goes before `{ctx.info_name}`: "
         + (_moved_before(ctx, parent, option) or f"{parent.command_path} {option} … {ctx.info_name} …")
     )
 
 
-def _moved_before(ctx: Any, parent: Any, option: str) -> str | None:
-    """The command line as typed with the group's `option` (and its value) moved before the command:
-    the fix itself, not a line of `…` to fill in (`t3rl runs show --runs-dir=old` gives `t3rl runs
-    --runs-dir=old show`). None when the line typed is not at hand."""
+def _moved_before(ctx: Any, parent: Any, option: str, *, drop: bool = False) -> str | None:
+    """The command line as typed with the group's `option` (and its value) moved before the command, or
+    with `drop` left out: the fix itself, not a line of `…` to fill in (`t3rl runs show --runs-dir=old`
+    gives `t3rl runs --runs-dir=old show`). None when the line typed is not at hand."""
     import shlex  # lazy: only for an option typed after its command
 
     # lazy: the argv kept by the group, only for an option typed after its command
@@ -464,7 +465,7 @@ def _moved_before(ctx: Any, parent: Any, option: str) -> str | None:
     if at is None or at < words.index(command):
         return None
     size = 1 if param.is_flag or "=" in words[at] else 2
-    moved = words[at : at + size]
+    moved = [] if drop else words[at : at + size]
     rest = words[:at] + words[at + size :]
     before = rest.index(command)
     return shlex.join(["t3rl", *typed[: typed.index(group) + 1], *rest[:before], *moved, *rest[before:]])

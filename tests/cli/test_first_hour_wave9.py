@@ -227,3 +227,24 @@ def test_a_group_option_after_its_command_is_answered_with_the_line_that_works(
     assert fix == shlex.join(["t3rl", "runs", *typed[2:], "show"]), fix
     applied = CliRunner().invoke(app, shlex.split(fix)[1:])
     assert applied.exit_code == 0 and str(run) in " ".join(applied.output.split()), applied.output
+
+
+def test_a_group_option_its_command_does_not_read_is_answered_with_the_line_without_it(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    """`t3rl runs show RUN --status failed`: `drop it (it applies to the listing: t3rl runs --status …)`.
+    Now also the line typed without it, which shows the run."""
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+
+    run = _run_dir(tmp_path / "runs", "20261129-000001")
+    done = CliRunner().invoke(app, ["runs", "show", str(run), "--status", "failed"], env={"COLUMNS": "1000"})
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2 and "does not read: drop it" in text, text
+    fix = text.split("; without it: ", 1)[1].split(" │", 1)[0]
+    assert fix == shlex.join(["t3rl", "runs", "show", str(run)]), fix
+    applied = CliRunner().invoke(app, shlex.split(fix)[1:])
+    assert applied.exit_code == 0 and str(run) in " ".join(applied.output.split()), applied.output
