@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import io
 import json
 import os
 import re
@@ -27,12 +28,14 @@ from run_configs import group, make_run, t3rl_stages
 from test_resume_verifies_outputs import dirs  # noqa: F401  (a fixture: a run dir and a marks dir)
 
 from launch.cli.failures import exit_code_for
+from launch.config.schema import SlurmExecutorConfig
 from launch.files import host_local_locks, is_locked
 from launch.plan.build import Plan, PlanContext, build_plan
 from launch.plan.builders.builder import COMPLETE_MARKER
 from launch.plan.stages import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY, Holds, Stage, StageKind, marked
 from launch.run.executors.dry import DryExecutor
 from launch.run.executors.local import STAGE_RUN_ENV, _group_handle
+from launch.run.executors.slurm import ACTIVE, SlurmExecutor
 from launch.run.output_digest import digest
 from launch.run.pipeline import PipelineError, SilentReporter, decide, fingerprint, run_pipeline
 from launch.run.rundir import RunDir, RunState, StageRecord
@@ -368,3 +371,39 @@ def test_a_mount_whose_locks_are_this_hosts_alone_is_named(
     """On such a mount a run dir's lock keeps no launcher of another host out: `t3rl run` says so (a
     warning line) instead of promising one launcher per dir."""
     assert host_local_locks(Path(path), _MOUNTS.format(lock=lock, v3=v3)) == mount
+
+
+# --- kind 8: a SLURM job preempted and not requeued ---------------------------------------------
+
+
+class _Job:
+    """A submitit job as the SLURM executor watches it: its states in turn, then done."""
+
+    def __init__(self, states: list[str], done_after: int | None) -> None:
+        self.states, self.polls, self.done_after = states, 0, done_after
+
+    def done(self) -> bool:
+        self.polls += 1
+        assert self.polls < 50, "watched on forever"
+        return self.done_after is not None and self.polls > self.done_after
+
+    @property
+    def state(self) -> str:
+        return self.states[min(self.polls, len(self.states)) - 1]
+
+    def result(self) -> None:
+        return None
+
+
+def test_a_slurm_job_preempted_and_not_requeued_ends_the_stage(tmp_path: Path) -> None:
+    """submitit counts PREEMPTED as running: a job preempted and never requeued was waited on forever,
+    and a resume re-attached to it. It ends the stage once it stays PREEMPTED past the grace, and a resume
+    submits it again; a job SLURM requeues (PENDING again) is watched on to its end."""
+    executor = SlurmExecutor(SlurmExecutorConfig(), out=io.StringIO())
+    executor.poll_s = 0.0
+    log = tmp_path / "log.txt"
+    requeued = _Job(["RUNNING", "PREEMPTED", "PENDING", "RUNNING"], done_after=4)
+    assert executor._watch(requeued, log) == "COMPLETED"
+    executor.preempted_grace_s = 0.0
+    assert executor._watch(_Job(["RUNNING", "PREEMPTED"], done_after=None), log) == "PREEMPTED"
+    assert "PREEMPTED" not in ACTIVE  # a resume submits such a job again, never re-attaches to it

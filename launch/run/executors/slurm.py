@@ -38,10 +38,14 @@ from launch.run.executors.sbatch import SbatchJob, render_sbatch, sbatch_paramet
 
 JOB_RECORD = "slurm_job.json"
 SCRIPT = "job.sbatch"
-# SLURM states of a job that is not over yet (submitit's list).
-ACTIVE = frozenset(
-    {"READY", "PENDING", "RUNNING", "UNKNOWN", "REQUEUED", "COMPLETING", "PREEMPTED", "CONFIGURING"}
-)
+# SLURM states of a job that is not over yet: submitit's list but PREEMPTED, SLURM's word for a job ended
+# by preemption. A job SLURM requeues is PENDING again at once (sacct shows its latest run), so one still
+# PREEMPTED after `SlurmExecutor.preempted_grace_s` was not requeued: submitit counts it as running and
+# waits on it forever, and a resume re-attached to it instead of submitting it again.
+ACTIVE = frozenset({"READY", "PENDING", "RUNNING", "UNKNOWN", "REQUEUED", "COMPLETING", "CONFIGURING"})
+PREEMPTED = "PREEMPTED"
+# What an end state means, for the stage's record.
+ENDED = {PREEMPTED: " (preempted and not requeued: `t3rl run --run-dir` submits it again)"}
 
 
 @dataclass
@@ -79,6 +83,8 @@ class SlurmExecutor(Executor):
 
     # Seconds between two looks at a running job (submitit itself asks sacct less often).
     poll_s: float = 5.0
+    # Seconds a job may stay PREEMPTED before it counts as ended (SLURM requeues within seconds).
+    preempted_grace_s: float = 120.0
 
     def preflight(self, stages: Sequence[Stage]) -> list[str]:
         """Nothing to check here: every stage runs on the allocated nodes, whose paths differ."""
@@ -112,7 +118,9 @@ class SlurmExecutor(Executor):
         records.write_record(ctx.stage_dir / JOB_RECORD, record)
         if state == "COMPLETED":
             return StageResult("succeeded", 0, f"SLURM job {record.job_id}")
-        return StageResult("failed", 1, f"SLURM job {record.job_id} ended {state}; see {ctx.log_file}")
+        return StageResult(
+            "failed", 1, f"SLURM job {record.job_id} ended {state}{ENDED.get(state, '')}; see {ctx.log_file}"
+        )
 
     def stop_stale(self, stage: Stage, handle: dict[str, Any]) -> str | None:
         """A SLURM job left by a dead t3rl process keeps running: run_stage re-attaches to it."""
@@ -143,11 +151,18 @@ class SlurmExecutor(Executor):
     def _watch(self, handle: Any, log_file: Path) -> str:
         """Wait for the job to end, echoing what it appends to the log; its final SLURM state."""
         offset = log_file.stat().st_size if log_file.exists() else 0
+        preempted_at: float | None = None
         while True:
             done = handle.done()
             offset = self._echo(log_file, offset)
             if done:
                 return _final_state(handle)
+            if (str(handle.state).split() or [""])[0].upper() != PREEMPTED:
+                preempted_at = None
+            elif preempted_at is None:
+                preempted_at = time.monotonic()
+            if preempted_at is not None and time.monotonic() - preempted_at >= self.preempted_grace_s:
+                return PREEMPTED
             time.sleep(self.poll_s)
 
     def _echo(self, log_file: Path, offset: int) -> int:
