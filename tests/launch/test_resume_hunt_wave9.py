@@ -33,9 +33,10 @@ from launch.files import host_local_locks, is_locked
 from launch.plan.build import Plan, PlanContext, build_plan
 from launch.plan.builders.builder import COMPLETE_MARKER
 from launch.plan.stages import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY, Holds, Stage, StageKind, marked
+from launch.run.executors.base import StageContext
 from launch.run.executors.dry import DryExecutor
 from launch.run.executors.local import STAGE_RUN_ENV, _group_handle
-from launch.run.executors.slurm import ACTIVE, SlurmExecutor
+from launch.run.executors.slurm import ACTIVE, SlurmExecutor, SlurmRecord
 from launch.run.output_digest import digest
 from launch.run.pipeline import PipelineError, SilentReporter, decide, fingerprint, run_pipeline
 from launch.run.rundir import RunDir, RunState, StageRecord
@@ -407,3 +408,48 @@ def test_a_slurm_job_preempted_and_not_requeued_ends_the_stage(tmp_path: Path) -
     executor.preempted_grace_s = 0.0
     assert executor._watch(_Job(["RUNNING", "PREEMPTED"], done_after=None), log) == "PREEMPTED"
     assert "PREEMPTED" not in ACTIVE  # a resume submits such a job again, never re-attaches to it
+
+
+# --- kind 9: a SLURM job that ended TIMEOUT / OUT_OF_MEMORY / NODE_FAIL --------------------------
+
+
+@pytest.mark.parametrize(
+    ("state", "meaning"),
+    [
+        (
+            "TIMEOUT",
+            "its time limit, executor.time_limit=24:00:00, was reached: raise it, e.g. `t3rl run --run-dir "
+            "{run} executor.time_limit=48:00:00` (a train stage continues from its last checkpoint)",
+        ),
+        (
+            "OUT_OF_MEMORY",
+            "a process of it ran out of the memory SLURM gave it: ask for all of each node's with "
+            "`t3rl run --run-dir {run} 'executor.extra_sbatch=[--mem=0]'`",
+        ),
+        ("PREEMPTED", "preempted and not requeued: `t3rl run --run-dir {run}` submits it again"),
+    ],
+)
+def test_a_slurm_jobs_end_is_recorded_with_its_meaning_and_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, state: str, meaning: str
+) -> None:
+    """`SLURM job N ended TIMEOUT` named neither the key that sets the limit nor the override that raises
+    it; each end SLURM gives a cause now says what it means and the command that goes on."""
+    executor = SlurmExecutor(SlurmExecutorConfig(), out=io.StringIO())
+    monkeypatch.setattr(
+        executor, "_attach_or_submit", lambda *args: (SlurmRecord("77", 1, "f", "s", 0.0), None)
+    )
+    monkeypatch.setattr(executor, "_watch", lambda handle, log: state)
+    run_dir = tmp_path / "run"
+    a = stage("a", tmp_path)
+    stage_dir = run_dir / "stages" / "a"
+    stage_dir.mkdir(parents=True)
+    context = StageContext(
+        run_dir, stage_dir, stage_dir / "command.sh", stage_dir / "log.txt", 1, Plan("t", run_dir, (a,))
+    )
+    result = executor.run_stage(a, context)
+    assert (result.status, result.message) == (
+        "failed",
+        f"SLURM job 77 ended {state} ({meaning.format(run=run_dir)}); see {stage_dir / 'log.txt'}",
+    )
+    # Each fix it names validates as the override it is.
+    assert SlurmExecutorConfig(time_limit="48:00:00", extra_sbatch=["--mem=0"])

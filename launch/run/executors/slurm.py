@@ -44,8 +44,16 @@ SCRIPT = "job.sbatch"
 # waits on it forever, and a resume re-attached to it instead of submitting it again.
 ACTIVE = frozenset({"READY", "PENDING", "RUNNING", "UNKNOWN", "REQUEUED", "COMPLETING", "CONFIGURING"})
 PREEMPTED = "PREEMPTED"
-# What an end state means, for the stage's record.
-ENDED = {PREEMPTED: " (preempted and not requeued: `t3rl run --run-dir` submits it again)"}
+# What an end state means and what to do, for the stage's record (`{limit}`: executor.time_limit, `{run}`:
+# the run dir): a bare `ended TIMEOUT` named neither the key that sets the limit nor that a resume goes on.
+ENDED = {
+    PREEMPTED: "preempted and not requeued: `t3rl run --run-dir {run}` submits it again",
+    "TIMEOUT": "its time limit, executor.time_limit={limit}, was reached: raise it, e.g. `t3rl run --run-dir "
+    "{run} executor.time_limit=48:00:00` (a train stage continues from its last checkpoint)",
+    "OUT_OF_MEMORY": "a process of it ran out of the memory SLURM gave it: ask for all of each node's with "
+    "`t3rl run --run-dir {run} 'executor.extra_sbatch=[--mem=0]'`",
+    "NODE_FAIL": "a node of it failed: `t3rl run --run-dir {run}` submits it again",
+}
 
 
 @dataclass
@@ -118,8 +126,10 @@ class SlurmExecutor(Executor):
         records.write_record(ctx.stage_dir / JOB_RECORD, record)
         if state == "COMPLETED":
             return StageResult("succeeded", 0, f"SLURM job {record.job_id}")
+        meaning = ENDED.get(state, "").format(limit=self.config.time_limit, run=ctx.run_dir)
+        meaning = f" ({meaning})" if meaning else ""
         return StageResult(
-            "failed", 1, f"SLURM job {record.job_id} ended {state}{ENDED.get(state, '')}; see {ctx.log_file}"
+            "failed", 1, f"SLURM job {record.job_id} ended {state}{meaning}; see {ctx.log_file}"
         )
 
     def stop_stale(self, stage: Stage, handle: dict[str, Any]) -> str | None:
