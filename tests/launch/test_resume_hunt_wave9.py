@@ -36,6 +36,7 @@ from launch.plan.stages import DIR, FILE, LATEST_CHECKPOINT, MAY_BE_EMPTY, Holds
 from launch.run.executors.base import StageContext
 from launch.run.executors.dry import DryExecutor
 from launch.run.executors.local import STAGE_RUN_ENV, _group_handle
+from launch.run.executors.records import write_record
 from launch.run.executors.slurm import ACTIVE, SlurmExecutor, SlurmRecord
 from launch.run.output_digest import digest
 from launch.run.pipeline import PipelineError, SilentReporter, decide, fingerprint, run_pipeline
@@ -453,3 +454,29 @@ def test_a_slurm_jobs_end_is_recorded_with_its_meaning_and_fix(
     )
     # Each fix it names validates as the override it is.
     assert SlurmExecutorConfig(time_limit="48:00:00", extra_sbatch=["--mem=0"])
+
+
+# --- kind 10: the launcher and a SLURM job writing one log file --------------------------------------
+
+
+def test_a_reattached_slurm_job_has_its_log_to_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resume that re-attaches to a running SLURM job wrote its header into the log the job appends to
+    from its node: two hosts appending to one file on shared storage, whose appends NFS does not keep
+    apart. The header is the launcher's only before it submits the job."""
+    import submitit
+
+    executor = SlurmExecutor(SlurmExecutorConfig(), out=io.StringIO())
+    run_dir = tmp_path / "run"
+    a = stage("a", tmp_path)
+    stage_dir = run_dir / "stages" / "a"
+    stage_dir.mkdir(parents=True)
+    log = stage_dir / "log.txt"
+    log.write_text("the job's own lines\n")
+    write_record(stage_dir / "slurm_job.json", SlurmRecord("77", 1, str(tmp_path / "f"), "s", 0.0))
+    monkeypatch.setattr(submitit, "SlurmJob", lambda folder, job_id: _Job(["RUNNING"], done_after=0))
+    monkeypatch.setattr("launch.run.executors.slurm._state", lambda handle: "RUNNING")
+    context = StageContext(run_dir, stage_dir, stage_dir / "command.sh", log, 2, Plan("t", run_dir, (a,)))
+    assert executor.run_stage(a, context).status == "succeeded"
+    assert log.read_text() == "the job's own lines\n"

@@ -108,11 +108,6 @@ class SlurmExecutor(Executor):
 
         write_record(script, scrub_text(render_sbatch(job, self.config)))
         folder = Path(self.config.folder or ctx.run_dir / "slurm") / stage.name
-        ctx.log_file.parent.mkdir(parents=True, exist_ok=True)
-        with ctx.log_file.open("a", encoding="utf-8") as log:
-            log.write(
-                f"\n===== t3rl: stage {stage.name}, attempt {ctx.attempt}, SLURM job script {script} =====\n"
-            )
         record, handle = self._attach_or_submit(job, script, folder, ctx)
         ctx.on_started({"slurm_job": record.job_id, "folder": record.folder})
         try:
@@ -148,6 +143,16 @@ class SlurmExecutor(Executor):
             state = _state(handle)
             if state in ACTIVE or state == "COMPLETED":
                 return previous, handle  # never submitted twice
+        # The log is the job's once it is submitted (it appends from its node): the launcher writes its
+        # header before, never beside it. Written at a re-attach, from the launcher's host, an append to a
+        # file on shared storage that another host's job appends to could overwrite the job's lines (NFS
+        # appends are not atomic across hosts).
+        ctx.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with ctx.log_file.open("a", encoding="utf-8") as log:
+            log.write(
+                f"\n===== t3rl: stage {ctx.stage_dir.name}, attempt {ctx.attempt}, SLURM job script "
+                f"{script} =====\n"
+            )
         executor = submitit.SlurmExecutor(folder=folder)
         executor.update_parameters(**sbatch_parameters(job, self.config))
         command = ["bash", "-c", 'bash "$0" >>"$1" 2>&1', str(script), str(ctx.log_file)]
