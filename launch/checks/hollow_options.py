@@ -60,8 +60,8 @@ def _hollow_choices(
         if choice is None:
             continue
         file = _option_file(choice["group"], choice["option"], config_dirs)
-        if file is None:
-            continue
+        if file is None or _global(choice["group"]):
+            continue  # an option of a global group (an experiment, a search) has no section: its own refusals
         try:
             data = safe_load(file.read_text(encoding="utf-8"))
         except Exception:  # unreadable or not YAML: the composition's own problem says so
@@ -69,6 +69,15 @@ def _hollow_choices(
         what = _hollow(data)
         if what is not None:
             yield text, choice["package"] or choice["group"].replace("/", "."), str(file), what
+
+
+def _global(group: str) -> bool:
+    """The group's shipped options write keys of the whole config (`# @package _global_`)."""
+    import conf  # lazy: t3rl's own config package, where the shipped groups live
+
+    for shipped in sorted((Path(conf.__file__).parent / group).glob("*.yaml")):
+        return shipped.read_text(encoding="utf-8").lstrip().startswith("# @package _global_")
+    return False
 
 
 def _hollow(data: object) -> str | None:

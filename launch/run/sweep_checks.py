@@ -230,6 +230,11 @@ def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequ
     settings = search_setting_problems(sweeper, source_of)
     if settings:  # a study that would not start (or do nothing): its space is judged once it can run
         return settings
+    from launch.checks.search_direction import objective_direction_problems  # lazy: only a search
+
+    aimed = objective_direction_problems(first.run.objective, sweeper, source_of)
+    if any(p.severity == "error" for p in aimed):  # every trial would score alike: no space to judge
+        return aimed
     params = search_params(sweeper, overrides, first.provenance.source)
     base = search_base(overrides, config_dirs)
     n_trials = int(sweeper.get("n_trials") or 1)
@@ -241,7 +246,7 @@ def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequ
     n_jobs = int(sweeper.get("n_jobs") or 1)
     if n_jobs > 1 and not problems:
         problems += _trials_at_once(first, n_jobs, source_of("hydra.sweeper.n_jobs"))
-    return problems
+    return [*aimed, *problems]
 
 
 # The sweeper a search runs on (launch.run.search): Hydra's Optuna sweeper plugin.

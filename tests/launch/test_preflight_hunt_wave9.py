@@ -25,6 +25,9 @@ that validates when applied (tests.support.fix_applier), and the valid setting b
   (launch/checks/mounted_packages.py; was: "in conf/model/qwen3_8b.yaml, rename `model2:`", t3rl's file);
 - a job variable named like one its reader reads in other letters (`nccl_debug`, `CUDA_LAUNCH_BLOKING`): a
   warning, the variable renamed (launch/checks/rules/env_names.py; was: accepted, read by nothing);
+- a search that minimises a score (`hydra.sweeper.direction=minimize` on `overall.accuracy`): a warning, fix
+  `maximize`; an objective that is a setting summary.json echoes (`overall.tasks`): refused, and never
+  proposed by the unknown metric's guess (launch/checks/search_direction.py; was: both valid);
 - a nested key a forced add (`++`) or a plain set typed one level off or too deep
   (`++hardware.gpu.memory_gib`, `++trackng.project.name`): the nearest key path as a whole, taking the value
   (launch/config/nearest_paths.py), a `++`'s containers the override's (launch/config/provenance.py), and no
@@ -323,3 +326,40 @@ def test_a_job_variable_in_other_letters_is_renamed(typed: str, meant: str) -> N
 @pytest.mark.parametrize("typed", ["NCCL_DEBUG_SUBSYS='INIT'", "MY_VAR='x'", "http_proxy='http://p:3128'"])
 def test_a_job_variable_of_its_own_name_is_not_renamed(typed: str) -> None:
     assert not [w for w in _warnings([S1, f"+hardware.env_vars.{typed}"]) if "env_vars" in w.key]
+
+
+# ------------------------------------------------------------- a search aimed the wrong way
+
+SEARCH = ["validate", "-m", S1, "hparams_search=bfcl_lr_kl_reward"]
+
+
+def test_a_search_minimising_a_score_is_warned_about() -> None:
+    result = invoke([*SEARCH, "hydra.sweeper.direction=minimize"])
+    assert result.exit_code == 0, result.output  # was: valid without a word
+    assert "warning hydra.sweeper.direction: the search minimizes overall.accuracy" in result.output
+    assert "fix: set hydra.sweeper.direction=maximize" in result.output
+
+
+def test_a_search_of_a_setting_summary_json_echoes_is_refused() -> None:
+    result = invoke([*SEARCH, "objective.metric=overall.tasks"])
+    assert result.exit_code == 2, result.output  # was: valid, every trial scored alike
+    assert (
+        "error objective.metric: objective.metric is overall.tasks, a number the config fixes"
+        in result.output
+    )
+    assert "fix: set objective.metric=overall.accuracy" in result.output
+    # the guess for a metric summary.json lacks is a score, never such a setting (was: overall.tasks)
+    assert (
+        "fix: set objective.metric=overall.progress"
+        in invoke([*SEARCH, "objective.metric=overall.samples"]).output
+    )
+
+
+def test_a_cost_minimised_is_the_users_to_say() -> None:
+    from launch.checks.search_direction import objective_direction_problems
+    from launch.config.schema import ObjectiveConfig
+
+    cost = ObjectiveConfig(stage="eval", metric="wall_time_s")
+    assert objective_direction_problems(cost, {"direction": "minimize"}, str) == []
+    score = ObjectiveConfig(stage="eval", metric="overall.pass@4")
+    assert objective_direction_problems(score, {"direction": "maximize"}, str) == []

@@ -88,7 +88,10 @@ def objective_names_an_eval_metric(ctx: Context) -> Iterator[Problem]:
     metric = objective.metric
     if metric in known or (metric.startswith("categories.") and ctx.run.env.eval_categories() is None):
         return
-    guess = did_you_mean(metric, known) or "overall.accuracy"
+    from launch.checks.search_direction import echoes_a_setting  # lazy: only a metric summary.json lacks
+
+    # a number the config fixes is no objective (every trial scores it alike): never the guess
+    guess = did_you_mean(metric, [k for k in known if not echoes_a_setting(k)]) or "overall.accuracy"
     yield Problem(
         "objective.metric",
         f"summary.json of stage '{stage}' has no number '{metric}'",
