@@ -16,7 +16,8 @@ import importlib
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -105,7 +106,8 @@ class Entry(Record):
     # The plugin's import path `pkg.module:Object` (what a Ray job must be able to import); None for
     # built-ins.
     target: str | None = None
-    # The HEAVY_MODULES that importing the plugin loaded (pre-flight warns: plan and validate load none).
+    # The heavy packages importing the plugin loaded (`loaded_since`; pre-flight warns: plan and validate
+    # load none).
     heavy: tuple[str, ...] = ()
     # What importing the plugin did to this process besides defining it (`import_effects`): pre-flight
     # warns, since every process that imports it (each stage, slime's rollout workers) does it again.
@@ -239,7 +241,7 @@ class Registry:
 
     def _from_object(self, name: str, path: str, source: str) -> Entry:
         module = path.partition(":")[0]
-        before = heavy_loaded()
+        before = list(sys.modules)
         state = process_state()
         try:
             try:
@@ -270,7 +272,7 @@ class Registry:
             raise PluginError(
                 self.kind, name, f"importing {module} raised {type(exc).__name__}: {exc}", f"fix {module}"
             ) from exc
-        heavy = tuple(sorted(heavy_loaded() - before))
+        heavy = tuple(sorted(loaded_since(before)))
         if isinstance(target, Entry):
             return Entry(target.config, target.factory, source, path, heavy, effects)
         config = getattr(target, "Config", None)
@@ -407,9 +409,22 @@ def import_effects(before: ProcessState, settle_s: float = 0.0) -> tuple[str, ..
     return tuple(found)
 
 
-def heavy_loaded() -> set[str]:
-    """The HEAVY_MODULES this process has imported."""
-    return {name for name in HEAVY_MODULES if name in sys.modules}
+# A package whose import loads this many of its modules is heavy whatever its name: pandas (294 modules,
+# ~0.4 s of CPU), openai (487, ~0.6 s), litellm (748, ~2.6 s) were never named, the list above alone
+# being read; numpy (84) and requests (68) stay below it.
+HEAVY_MODULE_COUNT = 150
+# t3rl's own packages: what a plugin's build imports of them is t3rl's, paid by every stage anyway.
+_OWN = frozenset({"launch", "t3rl_core", "t3rl_conf"})
+
+
+def loaded_since(before: Iterable[str]) -> set[str]:
+    """The heavy packages imported since the modules `before` were: the HEAVY_MODULES, and every other
+    top-level package of which HEAVY_MODULE_COUNT modules or more were (read by what an import loaded,
+    not by a list of names)."""
+    known = set(before)
+    counts = Counter(name.partition(".")[0] for name in list(sys.modules) if name not in known)
+    bulky = {package for package, n in counts.items() if n >= HEAVY_MODULE_COUNT and package not in _OWN}
+    return bulky | {name for name in HEAVY_MODULES if name in counts}
 
 
 # Per group, the names two or more installed distributions register for different objects, with

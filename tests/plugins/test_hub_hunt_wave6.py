@@ -9,6 +9,7 @@ import sys
 import textwrap
 import types
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -219,3 +220,52 @@ def test_an_info_no_record_holds_is_the_worlds_failure(
     episode = _episode(info, monkeypatch)
     assert episode.status == "failed" and episode.failure.kind == "env", episode.error
     assert episode.failure.error_type == "InvalidInfo" and said in episode.error, episode.error
+
+
+# ------------------------------------------------ a heavy import, read by what it loads, not by name
+
+
+def _bulky(root: Path, name: str, modules: int) -> None:
+    """A package of `modules` modules (itself and the submodules its __init__ imports, as a library's
+    import loads them)."""
+    (root / name).mkdir()
+    (root / name / "__init__.py").write_text("".join(f"from . import m{i}\n" for i in range(modules - 1)))
+    for i in range(modules - 1):
+        (root / name / f"m{i}.py").write_text("")
+
+
+def test_a_plugin_loading_a_package_of_many_modules_is_named_whatever_its_name(
+    example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin reward importing pandas (294 modules, ~0.4 s CPU), openai (487) or litellm (748, ~2.6 s)
+    at its top made every `t3rl validate` and `t3rl plan` of its config pay that import unsaid: only
+    torch, transformers, ray, sglang and wandb were named (a list). Now a package the plugin's import or
+    build loads registry.HEAVY_MODULE_COUNT modules of is named the same way; a small one (numpy's 84,
+    here one below the count) is not. The count is lowered to 6 here to keep the packages small."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+    from t3rl_core import registry
+    from tests.plugins.test_plugin_hunt import HEAVY_AT_IMPORT
+    from tests.support.plugin_example import EXAMPLE_CONF
+
+    monkeypatch.setattr(registry, "HEAVY_MODULE_COUNT", 6)
+    _bulky(tmp_path, "bulky_lib", 6)
+    _bulky(tmp_path, "small_lib", 5)
+    (tmp_path / "bulky_reward.py").write_text(
+        "import small_lib\n" + HEAVY_AT_IMPORT.format(lib="bulky_lib", module="bulky_reward")
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    argv = [
+        "validate",
+        "--config-dir",
+        str(EXAMPLE_CONF),
+        "+experiment=counter",
+        "reward.name=bulky_reward:Heavy",
+    ]
+    done = CliRunner().invoke(app, argv, catch_exceptions=False)
+    text = " ".join(done.output.split())
+    assert done.exit_code == 0, text
+    assert "reward plugin bulky_reward:Heavy: importing or building it loaded bulky_lib, which" in text, text
+    assert "small_lib" not in text, text

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from launch.checks.context import Context
 from launch.config.errors import Problem
 from t3rl_core.plugins import UsedPlugin, registry_for, used_plugins
-from t3rl_core.registry import NOT_A_DAEMON, heavy_loaded, import_effects, process_state
+from t3rl_core.registry import NOT_A_DAEMON, import_effects, loaded_since, process_state
 
 _BUILT_HERE = ("env", "reward", "sandbox", "user simulator")
 # How long a thread a component's close asked to stop may take to end before it is named as left running.
@@ -74,7 +74,7 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
         if missing:
             yield _missing(used, missing)
         if used.kind in _BUILT_HERE:
-            before, state = heavy_loaded(), process_state()
+            before, state = list(sys.modules), process_state()
             try:
                 built = _bounded(partial(registry.build, config), f"t3rl pre-flight: build {used.name}")
                 broken = _factory_problem(built) if used.kind == "env" else None
@@ -118,7 +118,7 @@ def plugins_construct(ctx: Context) -> Iterator[Problem]:
                 left = import_effects(state, settle_s=_SETTLE_S)
                 if left:
                     yield _left_behind(used, left)
-            heavy |= heavy_loaded() - before
+            heavy |= loaded_since(before)
         if heavy:
             yield _heavy(used, sorted(heavy))
 
