@@ -28,6 +28,10 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 _CLICK_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH", "Path": "PATH"}
 
 
+# Where the group keeps the command line as typed (`click.Context.meta`, shared by its subcommands): the
+# group's parse_args (launch.cli.lazy) writes it, a stopped eval's resume line and a misplaced option's
+# fix read it.
+ARGV_KEY = "t3rl.argv"
 # Metavars of the parameters that name a file or a directory.
 PATH_METAVARS = frozenset({"DIR", "FILE", "PATH", "FILE|DIR", "RUN_DIR", "A", "B"})
 # Options whose path t3rl writes into its records (plan.sh, config.yaml, manifest.json: UTF-8 text).
@@ -449,9 +453,6 @@ def _moved_before(ctx: Any, parent: Any, option: str, *, drop: bool = False) -> 
     with `drop` left out: the fix itself, not a line of `…` to fill in (`t3rl runs show --runs-dir=old`
     gives `t3rl runs --runs-dir=old show`). None when the line typed is not at hand."""
     import shlex  # lazy: only for an option typed after its command
-
-    # lazy: the argv kept by the group, only for an option typed after its command
-    from launch.cli.lazy import ARGV_KEY
 
     typed = ctx.find_root().meta.get(ARGV_KEY)
     group, command = parent.info_name, ctx.info_name

@@ -19,10 +19,7 @@ import typer.main
 from typer.core import TyperCommand
 
 from launch.cli.failures import exit_code_for, mend_surroundings, sigterm_as_interrupt
-from launch.cli.help_format import PlainGroup, plain_metavars
-
-# Where the group keeps the command line as typed (`click.Context.meta`, shared by its subcommands).
-ARGV_KEY = "t3rl.argv"
+from launch.cli.help_format import ARGV_KEY, PlainGroup, plain_metavars
 
 
 @dataclass(frozen=True)
