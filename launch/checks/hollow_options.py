@@ -73,9 +73,11 @@ def _hollow_choices(
 
 def _global(group: str) -> bool:
     """The group's shipped options write keys of the whole config (`# @package _global_`)."""
-    import conf  # lazy: t3rl's own config package, where the shipped groups live
+    from launch.config.search_path import PACKAGE, package_dir  # lazy: only for a refused choice
 
-    for shipped in sorted((Path(conf.__file__).parent / group).glob("*.yaml")):
+    # t3rl's own configs by their installed package (`conf` imports only with the checkout on sys.path).
+    shipped_dir = package_dir(PACKAGE)
+    for shipped in sorted((shipped_dir / group).glob("*.yaml")) if shipped_dir is not None else []:
         return shipped.read_text(encoding="utf-8").lstrip().startswith("# @package _global_")
     return False
 
