@@ -7,7 +7,9 @@ every line between two `os.getppid()` markers (`valgrind --tool=callgrind --dump
 Instruction counts do not move with the machine's load, so they compare two trees: `--pythonpath DIR`
 runs another one (e.g. `git archive HEAD~1 t3rl_core launch` unpacked into DIR). The secrets page's
 figures were taken on the quickstart's 48 eval records (`runs/quickstart/*/stages/eval_*/
-trajectories.jsonl`, 1.77 MB). A diagnostic, not a target.
+trajectories.jsonl`, 1.77 MB). Also counted, as a third figure: what the record child masks of each
+record (t3rl_core.eval.jsonl: the JSON of its fields but the token lists, by `mask_revealed`, and each
+episode text, by `mask_episode_text`; the parts made before the count). A diagnostic, not a target.
 
     .venv/bin/python benchmarks/mask_instructions.py FILE [FILE ...] [--pythonpath DIR]
 """
@@ -25,18 +27,25 @@ from pathlib import Path
 
 # Runs in the child: argv[1:] are the record files.
 CHILD = r"""
-import os, sys
-from t3rl_core.secret import mask_episode_text, mask_text
+import json, os, sys
+from t3rl_core.eval.jsonl import record_parts
+from t3rl_core.secret import mask_episode_text, mask_revealed, mask_text
 
 lines = [line for name in sys.argv[1:] for line in open(name, encoding="utf-8")]
-for line in lines[:4]:
-    mask_episode_text(line), mask_text(line)
+parts = [record_parts(json.loads(line)) for line in lines]
+for line, part in zip(lines[:4], parts):
+    mask_episode_text(line), mask_text(line), mask_revealed(part.rest)
 os.getppid()
 for line in lines:
     mask_episode_text(line)
 os.getppid()
 for line in lines:
     mask_text(line)
+os.getppid()
+for part in parts:
+    mask_revealed(part.rest)
+    for _, text in part.episode:
+        mask_episode_text(text)
 os.getppid()
 """
 
@@ -63,9 +72,11 @@ def main() -> int:
                 sys.exit(done.stderr)
         parts = sorted(glob.glob(dumps + ".*"), key=lambda p: int(p.rsplit(".", 1)[1]))
         counts = [int(re.search(r"^(?:summary|totals): (\d+)", Path(p).read_text(), re.M)[1]) for p in parts]
-    # Dumps: up to the first marker, mask_episode_text's pass, mask_text's pass, after the last.
+    # Dumps: up to the first marker, mask_episode_text's pass, mask_text's pass, the record child's
+    # masks, after the last.
     print(f"{counts[1] / records / 1e6:9.2f} M  mask_episode_text a record ({records} records)")
     print(f"{counts[2] / records / 1e6:9.2f} M  mask_text a record")
+    print(f"{counts[3] / records / 1e6:9.2f} M  the record child's masks a record (its parts)")
     return 0
 
 

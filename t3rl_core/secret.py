@@ -68,8 +68,9 @@ _ENCODED_USERINFO = (
 # letter. The host after the `@` must look like one (`_BARE_HOST`), and the user be no scheme that takes
 # no `//` (`_NOT_USERS`): `mailto:alice@example.com`, a docker image's `name:tag@sha256:…` and
 # `a[i:n@W]` in a cell's code are not one.
+_BARE_PASSWORD = r"[^\s@/'\"<>:]{1,256}"
 _BARE_USERINFO = (
-    r"(?:(?<=[\s'\"=(\[,;{<>])|(?<=//))([A-Za-z][A-Za-z0-9._~%+-]{0,63}):([^\s@/'\"<>:]{1,256})\Z"
+    r"(?:(?<=[\s'\"=(\[,;{<>])|(?<=//))([A-Za-z][A-Za-z0-9._~%+-]{0,63}):(" + _BARE_PASSWORD + r")\Z"
 )
 # A dotted name, `localhost`, or any name with a port (`db:5432`), then no more of a name.
 _BARE_HOST = (
@@ -189,6 +190,14 @@ def bare_userinfo_spans(text: str) -> list[tuple[int, int]]:
     spans = []
     at = text.find("@")
     while at >= 0:
+        # The password holds no `:` and ends the window: it is all after the window's last `:`, so a window
+        # whose end is no `_BARE_PASSWORD` (an e-mail address in prose: a space after that `:`) holds
+        # none, told without the pattern, which tried each of the window's ~330 places (an eval's
+        # episode texts with an `@`: ~30 K instructions each).
+        colon = text.rfind(":", max(0, at - 330), at)
+        if colon < 0 or re.compile(_BARE_PASSWORD).fullmatch(text, colon + 1, at) is None:
+            at = text.find("@", at + 1)
+            continue
         # The look-behind reads before the window: a user at the text's start counts after a space.
         found = re.compile(_BARE_USERINFO).search(" " + text[max(0, at - 330) : at])
         if (

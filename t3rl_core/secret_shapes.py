@@ -187,6 +187,9 @@ _NEEDLES = _needles(_TOKEN_STARTS)
 _BEFORE_NO_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 # Words a header of `_HEADER` holds (lower case), likewise.
 _HEADER_WORDS = ("authorization", "bearer", "api-key", "auth-token", "access-token", "cookie", "digest ")
+# Those holding a `-`, looked for only in text holding one (a memchr), and the others. Made from the table.
+_HEADER_DASHED = tuple(word for word in _HEADER_WORDS if "-" in word)
+_HEADER_UNDASHED = tuple(word for word in _HEADER_WORDS if "-" not in word)
 # A name that says it holds a credential ends in a credential's word (`_SECRET_KEY_NAME` of
 # t3rl_core.secret_names, plus a URL's `sig`, `signature`, `jwt`), whatever words come before it
 # (`hf_token`, `PRIVATE-TOKEN`, `X-Goog-Signature`, `OPENAI_API_KEY`); `key` alone only after a word that
@@ -260,6 +263,14 @@ _SUFFIXES = (
 )  # fmt: skip
 _NAMED_VALUE: list[re.Pattern[str]] = []  # `_named_value_patterns()`
 _FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
+# `_SUFFIXES` by their first letter, and the longest's length: after an ASCII word (every eval record's
+# `max_tokens`, `cut_tokens`) the few suffixes its next letter may begin are compared with it lower-cased
+# once, not each suffix's slice translated (`_FOLD`, a dict's lookups) and lower-cased (~45 K
+# instructions a name's word). Made from `_SUFFIXES`: a suffix added there is read here.
+_SUFFIXES_AT: dict[str, tuple[str, ...]] = {}
+for _suffix in filter(None, _SUFFIXES):  # an empty one would add `at`, which is read first anyway
+    _SUFFIXES_AT[_suffix[0]] = (*_SUFFIXES_AT.get(_suffix[0], ()), _suffix)
+_LONGEST_SUFFIX = max(map(len, _SUFFIXES))
 # What may stand between a name and its value: `_SIGN`'s characters (`>` of `=>` and `?` of `?=` too: without
 # them the patterns were tried on `'password' => 'V'` only once something else had compiled them; `+` is a
 # value's character), quotes, a list's opening.
@@ -664,7 +675,9 @@ def _long_enough(text: str, at: int) -> bool:
 
 def _has_header(lower: str) -> bool:
     """`lower`, a text lower-cased, holds a header word."""
-    return any(word in lower for word in _HEADER_WORDS)
+    return any(word in lower for word in _HEADER_UNDASHED) or (
+        "-" in lower and any(word in lower for word in _HEADER_DASHED)
+    )
 
 
 def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int, int]]:
@@ -817,11 +830,16 @@ def _value_may_follow(text: str, at: int) -> bool:
     backslashes, `:`, `=`, `,`, `[`, `(`, `choice(`), a run of `_VALUE`'s characters 8 long with a letter
     and a digit. Both patterns (~5 M instructions each to compile) are compiled and tried only then:
     `max_new_tokens: 20000`, `api_key: null`, `--input-key prompt`, in every plan, hold no such value."""
-    suffixed = (
-        at + len(suffix)
-        for suffix in _SUFFIXES
-        if text[at : at + len(suffix)].translate(_FOLD).lower() == suffix
-    )
+    head = text[at : at + _LONGEST_SUFFIX]
+    if head.isascii():  # no letter `_FOLD` reads: the same comparisons, with the head lower-cased once
+        head = head.lower()
+        suffixed = (at + len(suffix) for suffix in _SUFFIXES_AT.get(head[:1], ()) if head.startswith(suffix))
+    else:
+        suffixed = (
+            at + len(suffix)
+            for suffix in _SUFFIXES
+            if text[at : at + len(suffix)].translate(_FOLD).lower() == suffix
+        )
     for end in (at, *suffixed):
         end = _NUMBER_AFTER.match(text, end).end()  # type: ignore[union-attr]  # `?` always matches
         while end < len(text) and (text[end] in _BEFORE_VALUE or text[end].isspace()):
