@@ -39,8 +39,8 @@ def hollow_option_problems(
             Problem(
                 key=section,
                 message=(
-                    f"{file} (chosen by `{text}`) is {what}: an option of a config group is a section, the "
-                    f"keys its file writes, so {section} was left with none of the keys it needs"
+                    f"{file} (chosen by `{text}`) is {what}, where an option's file holds a mapping of keys "
+                    f"(its section): {section} was left with none of the keys it needs"
                 ),
                 source=f"override `{text}`",
                 fix=f"drop `{text}`; or write the {section} section's keys in {file} as `key: value` lines",

@@ -21,11 +21,14 @@ _CHOSEN = r"^(?P<option>\S+) \(chosen by (?P<by>[\w/.-]+)\.yaml\)$"
 
 
 def mounted_package_problems(problems: Sequence[Problem], config_dirs: Sequence[str]) -> list[Problem] | None:
-    """The unknown-key refusals whose key is the package a chosen file's entry mounts a group at, each at that
-    entry; None when there is none."""
+    """The unknown-key refusals at the top level whose key is the package a chosen file's entry mounts a group
+    at, each at that entry; None when there is none."""
     found, changed = [], False
     for problem in problems:
-        moved = _at_the_entry(problem, config_dirs) if problem.message.startswith("unknown key ") else None
+        # a top-level name only: a section below one (`stages.train.curriculum`) is unknown there when the
+        # section above changed kind (`stages.train.kind=eval`), which is that key's refusal
+        unknown = problem.message.startswith("unknown key ") and "." not in problem.key
+        moved = _at_the_entry(problem, config_dirs) if unknown else None
         found.append(moved or problem)
         changed = changed or moved is not None
     return found if changed else None
