@@ -261,46 +261,42 @@ def test_an_upper_clip_range_typed_as_a_percentage_is_warned_about() -> None:
 # ------------------------------------------------------------- a defaults list keyword misspelt
 
 
-def test_a_misspelt_defaults_keyword_is_named_at_its_line(_in_tmp: Path) -> None:
-    mine = _in_tmp / "keywords"
+@pytest.mark.parametrize(
+    ("entry", "key", "fix", "written"),
+    [
+        # was: Hydra's "Multiple values for model", at a key named after the entry, no file, no fix
+        (
+            "overide /model: qwen3_8b",
+            "defaults",
+            "write `override` for `overide`",
+            "override /model: qwen3_8b",
+        ),
+        # was: blamed on env.data.think_tags, whose file interpolates ${model.parsers.think_tags}
+        ("override /model: null", "model", "delete `- override /model: null`", None),
+        # was: "in conf/model/qwen3_8b.yaml, rename `model2:` to `model:`", t3rl's own file
+        (
+            "/model@model2: qwen3_8b",
+            "model2",
+            "write `- override /model: qwen3_8b` for `- /model@model2: qwen3_8b`",
+            "override /model: qwen3_8b",
+        ),
+    ],
+    ids=["misspelt keyword", "null entry", "mounted at no section"],
+)
+def test_a_defaults_list_entry_of_ones_own_is_refused_at_its_line(
+    _in_tmp: Path, entry: str, key: str, fix: str, written: str | None
+) -> None:
+    mine = _in_tmp / key
     experiment = mine / "experiment" / "mine.yaml"
     experiment.parent.mkdir(parents=True)
-    text = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - overide /model: qwen3_8b\n  - _self_\n"
-    experiment.write_text(text)
+    text = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - {}\n  - _self_\n"
+    experiment.write_text(text.format(entry))
     line = ["+experiment=mine"]
     problem = _refused_once(line, (str(mine),))
-    assert problem.key == "defaults" and Path(problem.source).resolve() == experiment, problem
-    assert problem.fix == f"in {problem.source}:4, write `override` for `overide`", problem.fix
-    experiment.write_text(text.replace("overide", "override"))  # the fix, applied as the user would
-    assert errors(line, (str(mine),)) == []
-
-
-def test_a_group_a_files_defaults_list_nulls_is_refused_at_that_entry(_in_tmp: Path) -> None:
-    mine = _in_tmp / "nulled"
-    experiment = mine / "experiment" / "mine.yaml"
-    experiment.parent.mkdir(parents=True)
-    text = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - override /model: null\n  - _self_\n"
-    experiment.write_text(text)
-    line = ["+experiment=mine"]
-    problem = _refused_once(line, (str(mine),))
-    assert problem.key == "model" and Path(problem.source).resolve() == experiment, problem
-    assert problem.fix.startswith(f"in {problem.source}:4, delete `- override /model: null`"), problem.fix
-    experiment.write_text(text.replace("  - override /model: null\n", ""))  # the fix, applied
-    assert errors(line, (str(mine),)) == []
-
-
-def test_a_group_mounted_at_no_section_is_refused_at_the_files_entry(_in_tmp: Path) -> None:
-    mine = _in_tmp / "mounted"
-    experiment = mine / "experiment" / "mine.yaml"
-    experiment.parent.mkdir(parents=True)
-    text = "# @package _global_\ndefaults:\n  - stage1_bfcl\n  - /model@model2: qwen3_8b\n  - _self_\n"
-    experiment.write_text(text)
-    line = ["+experiment=mine"]
-    problem = _refused_once(line, (str(mine),))
-    assert problem.key == "model2" and Path(problem.source).resolve() == experiment, problem
-    fix = f"in {problem.source}:4, write `- override /model: qwen3_8b` for `- /model@model2: qwen3_8b`"
-    assert problem.fix.startswith(fix), problem.fix  # was: rename `model2:` in conf/model/qwen3_8b.yaml
-    experiment.write_text(text.replace("/model@model2: qwen3_8b", "override /model: qwen3_8b"))
+    assert problem.key == key and Path(problem.source).resolve() == experiment, problem
+    assert problem.fix.startswith(f"in {problem.source}:4, {fix}"), problem.fix
+    # the fix, applied to the file as the user would
+    experiment.write_text(text.format(written) if written else text.replace("  - {}\n", ""))
     assert errors(line, (str(mine),)) == []
 
 
