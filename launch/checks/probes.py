@@ -58,10 +58,21 @@ def dataset_files_usable(ctx: Context) -> Iterator[Problem]:
             continue
         if not path.is_file():
             where = "this machine" if local else "this machine (the stage may see it on the cluster)"
+            from launch.checks.beside_files import found_beside  # lazy: only a dataset file missing
+
+            beside = found_beside(ctx, key, str(spec.path))
             yield Problem(
                 key,
-                f"{spec.what} {path} does not exist on {where}: prepare_data would fail",
-                fix=f"download it to {path}, or set {key} to the file",
+                f"{spec.what} {path} does not exist on {where}: prepare_data would fail"
+                + (
+                    f" (a relative path is read from the directory t3rl starts in, {Path.cwd()}; the file "
+                    f"that wrote it has {beside.resolve()} beside it)"
+                    if beside
+                    else ""
+                ),
+                fix=f"set {key}={beside.resolve()}"
+                if beside
+                else f"download it to {path}, or set {key} to the file",
                 severity="warning",
             )
             continue

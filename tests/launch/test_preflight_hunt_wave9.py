@@ -28,6 +28,9 @@ that validates when applied (tests.support.fix_applier), and the valid setting b
 - a search that minimises a score (`hydra.sweeper.direction=minimize` on `overall.accuracy`): a warning, fix
   `maximize`; an objective that is a setting summary.json echoes (`overall.tasks`): refused, and never
   proposed by the unknown metric's guess (launch/checks/search_direction.py; was: both valid);
+- a relative dataset path a config file of one's own wrote, naming a file beside that file, not under the
+  directory t3rl starts in: the file beside it named, its absolute path the fix (launch/checks/
+  beside_files.py; was: "download it to problems.jsonl");
 - a nested key a forced add (`++`) or a plain set typed one level off or too deep
   (`++hardware.gpu.memory_gib`, `++trackng.project.name`): the nearest key path as a whole, taking the value
   (launch/config/nearest_paths.py), a `++`'s containers the override's (launch/config/provenance.py), and no
@@ -359,3 +362,31 @@ def test_a_cost_minimised_is_the_users_to_say() -> None:
     assert objective_direction_problems(cost, {"direction": "minimize"}, str) == []
     score = ObjectiveConfig(stage="eval", metric="overall.pass@4")
     assert objective_direction_problems(score, {"direction": "maximize"}, str) == []
+
+
+# ------------------------------------------------------------- a relative path meant beside its config file
+
+
+def test_a_dataset_beside_the_experiment_file_that_names_it_is_offered(_in_tmp: Path) -> None:
+    import json
+
+    mine = _in_tmp / "beside"
+    (mine / "experiment").mkdir(parents=True)
+    experiment = (
+        "# @package _global_\ndefaults:\n  - retool\n  - _self_\nenv:\n  data:\n    source: problems.jsonl\n"
+    )
+    (mine / "experiment" / "mine.yaml").write_text(experiment)
+    rows = "".join(json.dumps({"prompt": f"{i} + 1?", "target": str(i + 1)}) + "\n" for i in range(300))
+    data = mine / "experiment" / "problems.jsonl"
+    data.write_text(rows)
+    line = ["+experiment=mine"]  # started in _in_tmp, where problems.jsonl is not
+    (warning,) = [w for w in resolve_warnings(line, mine) if w.key == "env.data.source"]
+    assert warning.fix == f"set env.data.source={data}", warning.fix  # was: "download it to problems.jsonl"
+    again = fixed(line, warning)
+    assert not [w for w in resolve_warnings(again, mine) if w.key == "env.data.source"]
+
+
+def resolve_warnings(line: list[str], config_dir: Path) -> list[Problem]:
+    from launch.checks.resolve import resolve
+
+    return list(resolve(line, (str(config_dir),)).warnings)
