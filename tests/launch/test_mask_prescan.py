@@ -165,7 +165,10 @@ def test_every_option_start_and_header_word_passes_the_dash_gate() -> None:
     assert not shapes._has_header("x-qz: abc")
 
 
-@pytest.mark.parametrize("text", ["", ":", "a:b:c", "a:b:c:d", ":::", "::::", "h:5432:db:u:V", "x" * 50 + "::::"])
+COLONS = ["", ":", "a:b:c", "a:b:c:d", ":::", "::::", "h:5432:db:u:V", "x" * 50 + "::::"]
+
+
+@pytest.mark.parametrize("text", COLONS)
 @pytest.mark.parametrize("count", [1, 3, 4, 5])
 def test_colons_found_one_by_one_answer_as_the_count(text: str, count: int) -> None:
     assert secret_commands._holds_colons(text, count) == (text.count(":") >= count)
@@ -173,3 +176,22 @@ def test_colons_found_one_by_one_answer_as_the_count(text: str, count: int) -> N
 
 def test_a_pgpass_line_with_its_four_colons_is_masked() -> None:
     assert mask_text("db.example.com:5432:app:alice:Tr0ub4dor9") == "db.example.com:5432:app:alice:***"
+
+
+def test_a_run_read_again_answers_as_the_first_time() -> None:
+    # `_may_hold_token` keeps the runs that hold no token (not those that do): a text read again, or
+    # another text with the same run, answers as before.
+    token = "hf_" + "Ab3" * 11
+    for _ in range(2):
+        assert secret_shapes._may_hold_token(f"use {token} here")
+        assert not secret_shapes._may_hold_token("the file current_working_directory_2023.docx")
+    assert token.encode() not in secret_shapes._TOKENLESS_RUNS
+    assert b"current_working_directory_2023.docx" in secret_shapes._TOKENLESS_RUNS
+
+
+def test_the_runs_kept_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secret_shapes, "_TOKENLESS_RUNS", set())
+    monkeypatch.setattr(secret_shapes, "_MOST_TOKENLESS_RUNS", 8)
+    for number in range(30):
+        assert not secret_shapes._may_hold_token(f"name_of_a_long_file_{number:04d}.txt")
+        assert len(secret_shapes._TOKENLESS_RUNS) <= 8
