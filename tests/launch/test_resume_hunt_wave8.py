@@ -32,6 +32,7 @@ from pipeline_helpers import alive, count, run, three_stage_plan
 from test_resume_verifies_outputs import dirs  # noqa: F401  (a fixture: a run dir and a marks dir)
 
 from launch.cli.failures import sigterm_as_interrupt
+from launch.run.executors import local
 from launch.run.exit_codes import StopSignal, stop_reason
 
 
@@ -119,6 +120,48 @@ def test_ctrl_c_again_while_a_stage_is_stopping_kills_it_instead_of_leaving_it_r
         pgid = json.loads((run_dir / "state.json").read_text())["stages"]["b"]["handle"]["pgid"]
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, signal.SIGKILL)
+
+
+def test_ctrl_c_again_while_the_stages_groups_are_looked_up_kills_it(
+    dirs: tuple[Path, Path],  # noqa: F811 - the fixture
+    sentinel_handlers: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The second Ctrl-C may come before the grace period starts: while the stage's groups are looked up
+    (every process's environment read, slow on a busy machine). It raised out of the stop then, and the
+    stage, which ignores SIGTERM, ran on unwatched."""
+    run_dir, marks = dirs
+    plan = three_stage_plan(run_dir, marks, f"trap '' TERM; echo $$ > {marks}/b.pid; sleep 60")
+    looked_up = local._stage_groups
+    pressed: list[bool] = []
+
+    ran = threading.Event()
+
+    def pressed_again_meanwhile(*args: object) -> list[int]:
+        if ran.is_set() and not pressed:  # the stop's lookup, not the one after stage a ended
+            pressed.append(True)
+            raise KeyboardInterrupt  # as the handler of a SIGINT arriving here raises it
+        return looked_up(*args)
+
+    def press_ctrl_c() -> None:
+        while not (marks / "b.pid").exists():
+            time.sleep(0.02)
+        ran.set()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(local, "_stage_groups", pressed_again_meanwhile)
+    presser = threading.Thread(target=press_ctrl_c)
+    presser.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run(plan, run_dir, grace=30.0)
+        state = json.loads((run_dir / "state.json").read_text())
+        assert pressed and state["stages"]["b"]["status"] == "stopped"
+        assert not alive(int((marks / "b.pid").read_text()))
+    finally:
+        presser.join()
+        with contextlib.suppress(ProcessLookupError, ValueError, FileNotFoundError):
+            os.kill(int((marks / "b.pid").read_text()), signal.SIGKILL)
 
 
 def test_a_process_a_stage_moved_into_its_own_session_ends_with_the_stage(

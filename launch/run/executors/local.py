@@ -134,8 +134,7 @@ class LocalExecutor(Executor):
         except KeyboardInterrupt:
             # Interrupted inside Popen (its child may have started): found by its execution's id, as a
             # resume finds one.
-            for group in _stage_groups(proc, run_id):
-                self._stop_group_to_the_end(group)
+            self._stop_to_the_end(proc, run_id)
             if proc is not None:
                 proc.wait()
             if reader is not None and reader.ident is not None:
@@ -180,17 +179,19 @@ class LocalExecutor(Executor):
                 # Its output still goes to its log; the next line t3rl prints ends the run (exit 141).
                 echoing = False
 
-    def _stop_group_to_the_end(self, pgid: int) -> None:
-        """Stop the group even if Ctrl-C comes again meanwhile (users press it again while a stage takes its
-        grace period): a further one kills the group at once instead of abandoning the stop, which left the
-        stage running unwatched while its record said stopped, and a resume did not look for it."""
+    def _stop_to_the_end(self, proc: subprocess.Popen[bytes] | None, run_id: str) -> None:
+        """Stop every group of the stage even if Ctrl-C comes again meanwhile (users press it again while a
+        stage takes its grace period, or while its groups are looked up, which reads every process's
+        environment and takes a while on a busy machine): a further one kills them at once instead of
+        abandoning the stop, which left the stage running unwatched while its record said stopped, and a
+        resume did not look for it."""
         try:
-            self._stop_group(pgid)
+            for group in _stage_groups(proc, run_id):
+                self._stop_group(group)
         except KeyboardInterrupt:
             while True:
                 try:
-                    _signal_group(pgid, signal.SIGKILL)
-                    _wait_until_gone(pgid, _KILL_WAIT_S)
+                    _kill_groups(proc, run_id)
                     return
                 except KeyboardInterrupt:
                     continue
@@ -219,6 +220,16 @@ def _wait_until_gone(pgid: int, timeout_s: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def _kill_groups(proc: subprocess.Popen[bytes] | None, run_id: str) -> None:
+    """SIGKILL the stage's groups, the one its command started first: it needs no lookup, so a Ctrl-C
+    pressed again and again still ends the command itself."""
+    if proc is not None:
+        _signal_group(proc.pid, signal.SIGKILL)
+    for group in _stage_groups(proc, run_id):
+        _signal_group(group, signal.SIGKILL)
+        _wait_until_gone(group, _KILL_WAIT_S)
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
