@@ -30,6 +30,7 @@ THE_READER = "t3rl_core/outside_json.py"
 OWN = {
     "launch/config/compose_cache.py": (2, "the composition cache t3rl wrote (its sha256 checked first)"),
     "launch/checks/import_probe.py": (1, "the report of t3rl's own import probe child"),
+    "launch/cli/runs_configs.py": (2, "a listing cache file's head t3rl wrote: one path, 24 KB at most"),
     "t3rl_core/envs/tau2/task_steps.py": (2, "the installed tau2's task files (a package t3rl imports)"),
     "t3rl_core/sandbox/child/zygote.py": (1, "the spec its parent sends"),
     "t3rl_core/hooks/mis.py": (1, "the launcher's config, in an environment variable"),

@@ -152,6 +152,17 @@ def _rewarded(reward: dict[str, Any]) -> dict[str, Any]:
     return benchmark_identity(apply_eval_limits(runtime, config), config, "a" * 64, VERDICT, complete=True)
 
 
+def _holding(dotted: str, identity: dict[str, Any]) -> dict[str, Any]:
+    """A summary of `identity` with a number at `dotted`: only those define the reference."""
+    summary: dict[str, Any] = {"identity": identity}
+    *parents, last = dotted.split(".")
+    node = summary
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = 0.5
+    return summary
+
+
 @pytest.fixture(scope="module")
 def rewarded() -> tuple[dict[str, Any], dict[str, Any]]:
     return _rewarded({"name": "progress"}), _rewarded({"name": "binary"})
@@ -168,8 +179,10 @@ def test_another_reward_is_another_benchmark_for_the_numbers_that_read_it(
     assert found == (["reward"] if reads else []), (metric, found)
     # `t3rl runs` and `runs diff` read it the same way, and rank by the identity most share on it.
     assert [p.split(":", 1)[0] for p in all_differences(progress, binary, metric)] == found
+    # `t3rl runs` hands it summaries holding the number (a sweep's "<stage>: " label names its stage).
+    dotted = metric.rpartition(": ")[2]
     common = reference_identity(
-        [{"identity": binary}, {"identity": progress}, {"identity": progress}], metric
+        [_holding(dotted, binary), _holding(dotted, progress), _holding(dotted, progress)], dotted
     )
     # On a number that does not read it, all three are one benchmark: the first one's is the reference.
     assert common is (progress if reads else binary)

@@ -17,7 +17,7 @@ _PIECE_END = r"([A-Za-z0-9][A-Za-z0-9+/_=-]*)" + secret_prose._BREAK
 
 
 def spans_trying_every_place(text: str) -> list[tuple[int, int]]:
-    """633faa3's folded_key_spans."""
+    """633faa3's folded_key_spans, with the stops added to it since."""
     if "\n" not in text and "\\n" not in text:
         return []
     spans: list[tuple[int, int]] = []
@@ -38,6 +38,8 @@ def spans_trying_every_place(text: str) -> list[tuple[int, int]]:
             indent = text[cursor : start_match.start(1)]
             if len(pieces) > 1 and indent != margin:
                 break
+            if secret_prose._own_line(text, start_match.start(1)):
+                break  # wave nine's stop (771d08a): a line that begins as a record of its own
             margin = indent
             indented = indented and bool(indent)
             pieces.append(start_match.span(1))
