@@ -185,6 +185,10 @@ def resolve(
         *_another_checkout(),
     ]
     if any(p.severity == "error" for p in problems):
+        if any(".curriculum.mode=" in p.fix for p in problems):  # `set …mode=rl`: the other kind's rules too
+            from launch.checks.offers_tried import tried_offers  # lazy: only a stage's kind offered
+
+            problems = tried_offers(problems, overrides, config_dirs, _refusals)
         errors = [p for p in problems if p.severity == "error"]
         raise ConfigError(
             _deleted_groups(overrides, errors, config_dirs, _refusals)

@@ -1,0 +1,42 @@
+"""Hunt wave nine's leftovers, each refused at its key, where it was set, with a first fix that validates
+when applied (tests.support.fix_applier), and the valid setting beside it still passes:
+
+- an SFT stage of a family slime cannot mask, on demonstrations (ReTool's SFT stage on `model=glm4_9b`):
+  the offer `set stages.sft.curriculum.mode=rl` is tried with the rest of the line and dropped, the reason
+  it is refused in turn named (launch/checks/offers_tried.py; was: offered, refused when applied);
+- a stop token id slime is given outside the model's vocabulary (`--rollout-stop-token-ids 999999`, `-1`,
+  in `model.architecture.extra_args`): refused at the key, the ids dropped as the fix (launch/checks/rules/
+  stop_token_ids.py; was: accepted, the id never matches a sampled token).
+
+See docs/explanation/preflight.md, "Hunt wave nine, leftovers".
+"""
+
+from __future__ import annotations
+
+from launch.config.errors import Problem
+from tests.support.refusals import errors, fixed
+
+
+def _fix_validates(overrides: list[str], problem: Problem) -> None:
+    again = fixed(overrides, problem)
+    assert errors(again) == [], (problem.fix, again)
+
+
+# ------------------------------------------------ an offered stage kind the stage's data would refuse
+
+RETOOL_GLM = ["+experiment=retool", "model=glm4_9b"]
+
+
+def test_an_rl_offer_the_sft_data_refuses_is_dropped_with_why() -> None:
+    (problem,) = [p for p in errors(RETOOL_GLM) if p.key == "model.family"]
+    assert "mode=rl" not in problem.fix, problem.fix  # was: `…; or set stages.sft.curriculum.mode=rl`
+    assert "refused in turn at stages.sft.curriculum.mode" in problem.message, problem.message
+    assert problem.fix.startswith("set model=qwen2_5_3b_instruct"), problem.fix
+    _fix_validates(RETOOL_GLM, problem)
+
+
+def test_with_no_swap_left_no_refused_offer_is_proposed() -> None:
+    line = [*RETOOL_GLM, "hardware.gpus_per_node=7", "hardware.gpu_memory_gib=4"]
+    (problem,) = [p for p in errors(line) if p.key == "model.family"]
+    assert problem.fix == "", problem.fix  # was: `set stages.sft.curriculum.mode=rl`, refused when applied
+    assert "retool_sft holds demonstrations" in problem.message, problem.message
