@@ -13,6 +13,8 @@ See docs/explanation/preflight.md, "Hunt wave nine, leftovers".
 
 from __future__ import annotations
 
+import pytest
+
 from launch.config.errors import Problem
 from tests.support.refusals import errors, fixed
 
@@ -40,3 +42,34 @@ def test_with_no_swap_left_no_refused_offer_is_proposed() -> None:
     (problem,) = [p for p in errors(line) if p.key == "model.family"]
     assert problem.fix == "", problem.fix  # was: `set stages.sft.curriculum.mode=rl`, refused when applied
     assert "retool_sft holds demonstrations" in problem.message, problem.message
+
+
+# --------------------------------------------------- a stop token id outside the model's vocabulary
+
+S1 = "+experiment=stage1_bfcl"  # Qwen3: 151936 embedding rows
+EXTRA = "model.architecture.extra_args"
+
+
+@pytest.mark.parametrize(
+    ("typed", "outside", "meant"),
+    [
+        ("[--rollout-stop-token-ids,'999999']", "999999", "[]"),
+        ("['--rollout-stop-token-ids=151936']", "151936", "[]"),  # one past the last row
+        ("[--rollout-stop-token-ids,'151645','-1']", "-1", "[--rollout-stop-token-ids,'151645']"),
+    ],
+)
+def test_a_stop_token_id_outside_the_vocabulary_is_refused(typed: str, outside: str, meant: str) -> None:
+    line = [S1, f"{EXTRA}={typed}"]
+    (problem,) = errors(line)  # was: valid, the stop never happens
+    assert problem.key == EXTRA, problem
+    assert f"holds {outside}, outside the model's vocabulary [0, 151936)" in problem.message, problem
+    assert problem.source == f"override `{EXTRA}={typed}`", problem
+    assert problem.fix == f"set {EXTRA}={meant}", problem.fix
+    _fix_validates(line, problem)
+
+
+@pytest.mark.parametrize(
+    "typed", ["[--rollout-stop-token-ids,'0','151935']", "[--rollout-stop-token-ids,'151645']"]
+)
+def test_a_stop_token_id_within_the_vocabulary_stands(typed: str) -> None:
+    assert errors([S1, f"{EXTRA}={typed}"]) == []

@@ -159,6 +159,12 @@ RULES = (
     *seeds.RULES,
     *served_context.RULES,
     *context_flags.RULES,
+    _only_when(  # an id slime stops at, passed through: imported only when one is
+        "stop_token_ids",
+        lambda ctx: any(
+            a.startswith("--rollout-stop-token-ids") for a in ctx.run.model.architecture.extra_args
+        ),
+    ),
     *usual.RULES,
     _on_a_cluster("slurm_time"),
     _on_a_cluster("job_waits"),
