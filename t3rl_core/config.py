@@ -106,6 +106,12 @@ class EnvConfig(StrictModel):
         the env keys it depends on (dotted, under `env`), so that a change to one of them is blamed."""
         return None
 
+    def prepare_refusals(self) -> list[tuple[str, str, str | None]]:
+        """What prepare_data would refuse in these settings, known without preparing data: (the key under
+        `env`, why, a value that prepares, or None when no value of that key does). Pre-flight refuses it
+        wherever a prepare_data stage runs (a sweep's point included), instead of the stage failing."""
+        return []
+
     def split_parts(self) -> dict[str, frozenset[str]] | None:
         """Split name → the parts of the task space its rows come from (None = not declared): two splits
         share a task exactly when they share a part, which pre-flight checks between the splits a

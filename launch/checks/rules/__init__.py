@@ -165,6 +165,13 @@ RULES = (
             a.startswith("--rollout-stop-token-ids") for a in ctx.run.model.architecture.extra_args
         ),
     ),
+    _only_when(  # what an env's prepare_data would refuse: imported only when one runs and would
+        "prepare_refusals",
+        lambda ctx: (
+            any(getattr(s, "kind", None) == "prepare_data" for s in ctx.run.stages.values())
+            and bool(ctx.run.env.prepare_refusals())
+        ),
+    ),
     *usual.RULES,
     _on_a_cluster("slurm_time"),
     _on_a_cluster("job_waits"),

@@ -141,6 +141,17 @@ class ReToolEnvConfig(EnvConfig):
             sizes[d.sft_split] = conversations
         return sizes
 
+    def prepare_refusals(self) -> list[tuple[str, str, str | None]]:
+        """prepare holds out the first test_size problems: as many as there are leave no training rows."""
+        d = self.data
+        problems = count_rows(d.source) if d.source is not None else _sample_problems()
+        if problems is None or problems > d.test_size:
+            return []
+        default = type(d).model_fields["test_size"].default
+        fits = str(min(default, problems // 2)) if problems > 1 else None  # a test row and a train row
+        why = f"{problems} problem(s) leave no training rows after holding out test_size={d.test_size}"
+        return [("data.test_size", why, fits)]
+
     def split_parts(self) -> dict[str, frozenset[str]]:
         """The test rows are the first shuffled rows, train the rest; the built-in SFT conversations solve
         train problems, a given SFT source is a dataset of its own."""
