@@ -97,8 +97,11 @@ def _option_file(group: str, option: str, config_dirs: Sequence[str]) -> Path | 
     # t3rl's own configs by their installed package (`conf` imports only with the checkout on sys.path).
     for directory in [*config_dirs, *map(str, filter(None, [package_dir(PACKAGE)]))]:
         path = Path(directory).expanduser() / group / f"{option}.yaml"
-        if path.is_file():
-            return path
+        try:
+            if path.is_file():
+                return path
+        except OSError:  # a name longer than a file's may be (ENAMETOOLONG): no option's file
+            continue
     return None
 
 
