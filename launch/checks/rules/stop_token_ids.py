@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from launch.checks.context import Context
+from launch.checks.rules.model_inputs import VOCAB
 from launch.config.argv_tokens import argv_flags
 from launch.config.errors import Problem
 from launch.config.fixes import list_override
 
 EXTRA = "model.architecture.extra_args"
-VOCAB = "model.architecture.vocab_size"
 FLAG = "--rollout-stop-token-ids"
 
 
