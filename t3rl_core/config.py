@@ -106,10 +106,11 @@ class EnvConfig(StrictModel):
         the env keys it depends on (dotted, under `env`), so that a change to one of them is blamed."""
         return None
 
-    def prepare_refusals(self) -> list[tuple[str, str, str | None]]:
+    def prepare_refusals(self) -> list[tuple[str, str, str | None, tuple[str, ...]]]:
         """What prepare_data would refuse in these settings, known without preparing data: (the key under
-        `env`, why, a value that prepares, or None when no value of that key does). Pre-flight refuses it
-        wherever a prepare_data stage runs (a sweep's point included), instead of the stage failing."""
+        `env`, why, a value that prepares, or None when no value of that key does; the keys under `env`
+        the refusal reads, the one set last is blamed). Pre-flight refuses it wherever a prepare_data
+        stage runs (a sweep's point included), instead of the stage failing."""
         return []
 
     def split_parts(self) -> dict[str, frozenset[str]] | None:

@@ -14,10 +14,10 @@ from launch.config.errors import Problem
 
 def prepare_data_would_not_refuse(ctx: Context) -> Iterator[Problem]:
     env = ctx.run.env
-    for field, why, fits in env.prepare_refusals():
+    for field, why, fits, reads in env.prepare_refusals():
         key = f"env.{field}"
         yield Problem(
-            ctx.latest(key, *(f"env.{f}" for f in type(env).SIZE_FIELDS)),
+            ctx.latest(key, *(f"env.{f}" for f in reads)),
             f"prepare_data of env {env.name} would refuse it: {why}",
             fix=f"set {key}={fits}" if fits is not None else f"point env {env.name} at more data",
         )

@@ -141,7 +141,7 @@ class ReToolEnvConfig(EnvConfig):
             sizes[d.sft_split] = conversations
         return sizes
 
-    def prepare_refusals(self) -> list[tuple[str, str, str | None]]:
+    def prepare_refusals(self) -> list[tuple[str, str, str | None, tuple[str, ...]]]:
         """prepare holds out the first test_size problems: as many as there are leave no training rows."""
         d = self.data
         problems = count_rows(d.source) if d.source is not None else _sample_problems()
@@ -150,7 +150,8 @@ class ReToolEnvConfig(EnvConfig):
         default = type(d).model_fields["test_size"].default
         fits = str(min(default, problems // 2)) if problems > 1 else None  # a test row and a train row
         why = f"{problems} problem(s) leave no training rows after holding out test_size={d.test_size}"
-        return [("data.test_size", why, fits)]
+        # Read: the problems and how many are held out (the SFT file holds no problems).
+        return [("data.test_size", why, fits, ("data.source", "data.test_size"))]
 
     def split_parts(self) -> dict[str, frozenset[str]]:
         """The test rows are the first shuffled rows, train the rest; the built-in SFT conversations solve
