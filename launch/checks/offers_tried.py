@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from launch.checks.fix_closure import _TRYING, Refusals, _tried
+from launch.checks.alternatives_tried import Trial, tried
+from launch.checks.fix_closure import _TRYING, Refusals
 from launch.config.errors import Problem
 
 # An alternative that sets a stage's mode, alone or with other keys: "set stages.<s>.curriculum.mode=<m> …"
@@ -44,21 +45,20 @@ def _tried_offer(
     refusals: Refusals,
     typed: set[tuple[str, str]],
 ) -> Problem:
-    kept, refused = [], []
-    for alternative in problem.fix.split(_OR):
+    def line(alternative: str) -> Trial | None:
         found = _STAGE_KIND.match(alternative)
         if found is None:
-            kept.append(alternative)
-            continue
-        # refused in turn: an error the line as typed did not have (its other errors are not the offer's)
+            return None
         sets = found["sets"].split()
         keys = {s.partition("=")[0].lstrip("+") for s in sets}
         rest = [o for o in overrides if o.partition("=")[0].lstrip("+~") not in keys]
-        turn = [e for e in _tried(refusals, [*rest, *sets], config_dirs) if (e.key, e.message) not in typed]
-        if turn:
-            refused.append(f"`{found['sets']}` is refused in turn at {turn[0].key}: {turn[0].message}")
-        else:
-            kept.append(alternative)
+        return Trial(f"`{found['sets']}`", [*rest, *sets])
+
+    def own(_: str, errors: list[Problem]) -> list[Problem]:
+        # an error the line as typed did not have (its other errors are not the offer's)
+        return [e for e in errors if (e.key, e.message) not in typed]
+
+    kept, refused = tried(problem.fix.split(_OR), line, own, config_dirs, refusals)
     if not refused:
         return problem
     return problem.replace(message=f"{problem.message} ({'; '.join(refused)})", fix=_OR.join(kept))

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from launch.checks.fix_closure import _TRYING, Refusals, _tried
+from launch.checks.alternatives_tried import Trial, tried
+from launch.checks.fix_closure import _TRYING, Refusals
 from launch.config.errors import Problem
 
 # compose._missing_config_problem's fix: "<g>=<o> or <g2>=<o> instead of `<typed>` ('<o>' is an option of …)"
@@ -41,14 +42,15 @@ def _tried_choices(
     if typed not in overrides:
         return problem
     rest = [o for o in overrides if o != typed]
-    taken, refused = [], []
-    for choice in found["choices"].split(" or "):
-        # refused in turn: an error the choice itself causes (its file, or a key it chose, named)
-        turn = [e for e in _tried(refusals, [*rest, choice], config_dirs) if f"`{choice}`" in e.source]
-        if turn:
-            refused.append(f"{choice} is refused in turn at {turn[0].key}: {turn[0].message}")
-        else:
-            taken.append(choice)
+
+    def line(choice: str) -> Trial:
+        return Trial(choice, [*rest, choice])
+
+    def own(choice: str, errors: list[Problem]) -> list[Problem]:
+        # an error the choice itself causes (its file, or a key it chose, named)
+        return [e for e in errors if f"`{choice}`" in e.source]
+
+    taken, refused = tried(found["choices"].split(" or "), line, own, config_dirs, refusals)
     if not refused:
         return problem
     groups = ", ".join(c.partition("=")[0].lstrip("+") for c in taken)
