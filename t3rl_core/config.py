@@ -149,11 +149,6 @@ class EnvConfig(StrictModel):
         pre-flight check does not read the tasks one by one."""
         return None
 
-    def preparation_problems(self) -> list[tuple[str, str, str]]:
-        """What the prepare_data stage would refuse in these settings, found without preparing data:
-        (the env key under `env`, why, the override that fixes it) for each; [] = nothing known."""
-        return []
-
     def gold_missing(self, row: Mapping[str, Any] | None) -> str | None:
         """Why the reference engine (`Env.oracle()`, the scripted gold policy) has no action to play on
         a task: for a prepared `row`, or, with None, for every task whatever its row (an env that keeps no

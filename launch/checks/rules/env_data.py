@@ -1,7 +1,5 @@
 """What an env declares about its data, read without preparing any:
 
-- what its data preparation would refuse (`EnvConfig.preparation_problems()`: BFCL's id cut against
-  the entries bfcl-eval ships), found before any stage runs, not when the data stage stops;
 - its demonstration splits (`EnvConfig.demonstration_splits()`: tau2's gold dialogues, ReTool's worked
   solutions), whole conversations with the assistant's turns; the other splits hold bare prompts. A
   stage of mode sft on bare prompts has no assistant token to learn from (it trains nothing while it
@@ -21,13 +19,6 @@ from launch.checks.eval_configs import eval_configs, eval_key
 from launch.config.errors import Problem
 from launch.config.schema import TrainStage
 from t3rl_core.counts import counted
-
-
-def data_prepares(ctx: Context) -> Iterator[Problem]:
-    """The env's settings are ones its data preparation accepts."""
-    for key, message, fix in ctx.run.env.preparation_problems():
-        yield Problem(f"env.{key}", message, fix=fix)
-
 
 # Split names that hold held-out tasks: never proposed as training data.
 _SCORED = ("test", "unseen", "val")
@@ -132,7 +123,6 @@ def one_limit_on_model_calls(ctx: Context) -> Iterator[Problem]:
 
 
 RULES = (
-    data_prepares,
     stages_read_their_kind_of_split,
     steps_leave_tasks_room,
     one_limit_on_model_calls,

@@ -42,7 +42,7 @@ class BFCLDataConfig(StrictModel):
     # Seed of the shuffle of entry ids 0..num_ids-1 (T3RL: random.seed(42)).
     seed: Seed = 42
     # Ids 0..num_ids-1 are split; at most the 200 entries each category ships (bfcl-eval, BFCL v3 and v4: an
-    # id past them is a task of no category). The package installed is read too (preparation_problems).
+    # id past them is a task of no category). The package installed is read too (prepare_refusals).
     num_ids: int = Field(SHIPPED_ENTRIES, ge=1, le=SHIPPED_ENTRIES)
     train_ratio: float = Field(0.5, gt=0, lt=1)
     val_ratio: float = Field(0.125, ge=0, lt=1)
@@ -139,7 +139,7 @@ class BFCLEnvConfig(EnvConfig):
 
         return turns_bound(list(self.data.categories))
 
-    def preparation_problems(self) -> list[tuple[str, str, str]]:
+    def prepare_refusals(self) -> list[tuple[str, str, str | None, tuple[str, ...]]]:
         """Every entry bfcl-eval ships in the categories has an id below num_ids: preparing the data
         refuses an entry outside the id cut (t3rl_core.envs.bfcl.data.build_rows). And no id of the cut is
         past every shipped entry: such an id is a task of no category, so each split would hold fewer
@@ -151,26 +151,19 @@ class BFCLEnvConfig(EnvConfig):
         if found is None or self.data.num_ids == found[0]:
             return []
         bound, category = found
+        reads = ("data.num_ids", "data.categories")  # the cut and the entries it is held to
         if self.data.num_ids > bound:
-            return [
-                (
-                    "data.num_ids",
-                    f"data.num_ids {counted(self.data.num_ids, 'cut')} ids past bfcl-eval's last entry (id "
-                    f"{bound - 1} "
-                    f"in {', '.join(self.data.categories)}): {self.data.num_ids - bound} ids of the cut are "
-                    "tasks of no category, and the splits hold fewer tasks than their ratios say",
-                    f"set env.data.num_ids={bound}",
-                )
-            ]
-        return [
-            (
-                "data.num_ids",
-                f"data.num_ids {counted(self.data.num_ids, 'leaf', 'leaves')} bfcl-eval's {category} "
-                "entries up to id "
-                f"{bound - 1} in no split: prepare_data stops at the first of them",
-                f"set env.data.num_ids={bound}",
+            why = (
+                f"data.num_ids {counted(self.data.num_ids, 'cut')} ids past bfcl-eval's last entry (id "
+                f"{bound - 1} in {', '.join(self.data.categories)}): {self.data.num_ids - bound} ids of the "
+                "cut are tasks of no category, and the splits hold fewer tasks than their ratios say"
             )
-        ]
+            return [("data.num_ids", why, str(bound), reads)]
+        why = (
+            f"data.num_ids {counted(self.data.num_ids, 'leaf', 'leaves')} bfcl-eval's {category} entries up "
+            f"to id {bound - 1} in no split: prepare_data stops at the first of them"
+        )
+        return [("data.num_ids", why, str(bound), reads)]
 
     def eval_categories(self) -> list[str]:
         """Rows carry their BFCL category as data_source."""
