@@ -37,7 +37,7 @@ from t3rl_core.hooks.failures import (
     failure_of,
     remove_failed_groups,
 )
-from t3rl_core.rewards.base import RewardInput, within_bounds
+from t3rl_core.rewards.base import RewardInput, RewardResult, within_bounds
 from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ async def generate(
     # slime has no parse_error status: a turn the format repair could not fix removes the sample from
     # training (its loss mask is zeroed and the tau2 reward gives it weight 0), as the reference does.
     sample.status = sample_status(sample, "failed" if episode.status == "parse_error" else episode.status)
-    failure = episode.failure or (None if evaluation else unplayed(episode))
+    failure = episode.failure or (None if evaluation else unplayed(episode) or ungraded(reward))
     sample.remove_sample = episode.status == "parse_error" or failure is not None
     metadata = dict(sample.metadata) if isinstance(sample.metadata, Mapping) else {}
     if metadata.get("data_source") is not None:
@@ -172,6 +172,19 @@ def unplayed(episode: EpisodeResult) -> Failure | None:
     how = "cut" if episode.status == "truncated" else "ended"
     message = f"the world {how} the episode before the policy's first turn{said}: nothing of it was played"
     return Failure("env", "EndedBeforeFirstTurn", message)
+
+
+def ungraded(reward: RewardResult) -> Failure | None:
+    """The failure of a training episode whose reward graded nothing (`RewardResult.ungraded`: ReTool's
+    math-verify past its budget, raising or its worker dying on a formatted answer). Its value (the
+    reference's 0) measured the grader, not the policy: trained on, it stood in its prompt group as a
+    wrong answer and its siblings' advantages were built around it. Removed with its group and counted
+    (`rollout/failures/reward/NotGraded`, toward rollout.max_failure_rate: a grader failing most
+    answers stops the run rather than training on nothing). An eval keeps such a record, attributed
+    `infrastructure/not_graded`."""
+    if reward.ungraded is None:
+        return None
+    return Failure("reward", "NotGraded", f"{reward.ungraded}; the sample is left out of training")
 
 
 def _clear_outputs(sample: Any) -> list[str]:

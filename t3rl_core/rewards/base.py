@@ -56,6 +56,11 @@ class RewardResult:
 
     value: float
     metrics: dict[str, float] = field(default_factory=dict)
+    # Why `value` measures nothing of the episode (its grading gave no grade: ReTool's math-verify past
+    # its budget, raising, or its worker dying, with the answer's format met), None when it does. Such a
+    # value is the reference's stand-in (0), not the policy's score: slime's generate hook leaves the
+    # sample and its prompt group out of training (a `reward/NotGraded` failure), where it trained at 0.
+    ungraded: str | None = None
 
 
 class InvalidReward(ValueError):
@@ -95,7 +100,12 @@ def checked(result: RewardResult, source: str = "a reward") -> RewardResult:
             named = f"{type(name).__name__} {shown(name)}"
             raise InvalidReward(f"a reward metric is named by a text, got {named}")
         metrics[name] = _finite(metric, f"reward metric {name!r}")
-    return RewardResult(value, metrics)
+    if result.ungraded is not None and not (isinstance(result.ungraded, str) and result.ungraded):
+        raise InvalidReward(
+            f"{source} gave ungraded={shown(result.ungraded)}: it is None (the value measures the episode) "
+            "or the text saying why no grade was given"
+        )
+    return RewardResult(value, metrics, result.ungraded)
 
 
 def within_bounds(reward: Any, inp: RewardInput, result: RewardResult) -> RewardResult:

@@ -68,12 +68,13 @@ class ReToolOutcomeReward(Reward):
 
     def __call__(self, inp: RewardInput) -> RewardResult:
         text, ground_truth = self._graded_text(inp)
+        budget = 3 * self.config.grading_timeout_s
         try:
-            answer = _within_cpu(3 * self.config.grading_timeout_s, self.is_correct, text, ground_truth)
+            answer = _within_cpu(budget, self.is_correct, text, ground_truth)
         except _OutOfBudget:
-            return _result(text, NOT_GRADED)
-        except Exception:
-            return _result(text, NOT_GRADED, raised=True)  # Agent-R1 scores any exception in grading −1
+            return _result(text, NOT_GRADED, why=_past_budget(budget))
+        except Exception as exc:  # Agent-R1 scores any exception in grading −1
+            return _result(text, NOT_GRADED, raised=True, why=f"{_RAISED} ({type(exc).__name__})")
         # The grader's answer is true or false: None or NaN is no grade (a missing score), never the
         # −1 of a grading that raised nor, for NaN (true to bool()), a right answer.
         return _result(text, verdict_flag({"correct": answer}, "correct", _grader(inp)))
@@ -88,16 +89,18 @@ class ReToolOutcomeReward(Reward):
         budget = 3 * self.config.grading_timeout_s
         try:
             verdict = await self._workers.run(f"{__name__}:grade", [predicted, ground_truth], budget)
-        except WorkerLost:
+        except WorkerLost as lost:
             # The worker died grading (out of memory on the model's expression, a crash in sympy): the
             # answer is not graded, as one past its budget. Raised, it failed the episode as the reward's,
             # counted toward rollout.max_failure_rate: an answer the model writes could stop the run.
-            return _result(text, NOT_GRADED)
+            return _result(text, NOT_GRADED, why=f"math-verify's grading worker died ({lost})")
         if verdict not in _GRADES:
             raise MissingScore(
                 f"{_grader(inp)} answered {shown(verdict)}, not one of {sorted(_GRADES, key=str)}"
             )
-        return _result(text, _GRADES[verdict], raised=verdict == GRADING_ERROR)
+        raised = verdict == GRADING_ERROR
+        why = _RAISED if raised else _past_budget(budget)
+        return _result(text, _GRADES[verdict], raised=raised, why=why)
 
     async def aclose(self) -> None:
         if self._workers is not None:
@@ -182,13 +185,24 @@ def equivalent(predicted: str, ground_truth: str, timeout_s: int | None) -> bool
     return bool(verify(gold, guess, timeout_seconds=timeout_s))
 
 
-def _result(text: str, correct: bool | None, *, raised: bool = False) -> RewardResult:
-    """The reward of a response of `text` whose answer is `correct` (NOT_GRADED: no grade; `raised`:
-    because grading raised, which Agent-R1 scores −1)."""
+_RAISED = "math-verify's grading raised"
+
+
+def _past_budget(budget: float) -> str:
+    return f"math-verify's grading ran past its budget of {budget:g} s of CPU time"
+
+
+def _result(text: str, correct: bool | None, *, raised: bool = False, why: str = "") -> RewardResult:
+    """The reward of a response of `text` whose answer is `correct` (NOT_GRADED: no grade, `why` says
+    what stopped it; `raised`: because grading raised, which Agent-R1 scores −1). A formatted answer
+    not graded has a value standing for no grade (`RewardResult.ungraded`); without the format the
+    value is −1 whatever a grade would have said, a measurement of the response."""
     formatted = _FORMAT.search(text)
     if correct is NOT_GRADED:
         score = 0.0 if formatted and not raised else -1.0
-        return RewardResult(score, {"score": score, "format": float(formatted), "graded": 0.0})
+        metrics = {"score": score, "format": float(formatted), "graded": 0.0}
+        ungraded = f"{why}: the answer's value {score:g} is no grade of it" if formatted else None
+        return RewardResult(score, metrics, ungraded)
     score = (1.0 if correct else 0.0) if formatted else -1.0
     metrics = {"score": score, "format": float(formatted), "graded": 1.0, "acc": float(correct)}
     return RewardResult(score, metrics)

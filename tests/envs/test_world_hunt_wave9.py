@@ -75,10 +75,12 @@ def test_an_answer_not_graded_is_no_wrong_answer(monkeypatch: pytest.MonkeyPatch
     right, wrong, ungraded = scored("391"), scored("390"), scored("392")
     assert right.metrics == {"score": 1.0, "format": 1.0, "graded": 1.0, "acc": 1.0}
     assert wrong.metrics == {"score": 0.0, "format": 1.0, "graded": 1.0, "acc": 0.0}
-    assert ungraded == RewardResult(0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
+    assert (ungraded.value, ungraded.metrics) == (0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
+    assert ungraded.ungraded is not None  # wave ten: declared no grade (slime's hook drops the sample)
     # A worker that died grading (out of memory on the model's expression) has not graded it either:
     # raised, the episode failed as the reward's and counted toward rollout.max_failure_rate.
-    assert scored("393") == ungraded
+    died = scored("393")
+    assert (died.value, died.metrics) == (ungraded.value, ungraded.metrics) and died.ungraded
     samples = [
         SimpleNamespace(reward=r.value, metadata={"reward_metrics": r.metrics}, status="completed")
         for r in (right, ungraded)
@@ -101,7 +103,7 @@ def test_a_grading_that_raised_is_not_graded(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(retool.ReToolOutcomeReward, "equivalent", explode)
     result = retool.ReToolOutcomeReward(retool.ReToolRewardConfig())(ANSWER)
-    assert result == RewardResult(-1.0, {"score": -1.0, "format": 1.0, "graded": 0.0})
+    assert (result.value, result.metrics) == (-1.0, {"score": -1.0, "format": 1.0, "graded": 0.0})
 
 
 def test_the_eval_attributes_an_ungraded_answer_to_the_infrastructure() -> None:
@@ -211,7 +213,7 @@ def test_offline_grading_has_the_same_cpu_budget(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(retool.ReToolOutcomeReward, "is_correct", out_of_budget)
     result = retool.ReToolOutcomeReward(retool.ReToolRewardConfig())(ANSWER)
-    assert result == RewardResult(0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
+    assert (result.value, result.metrics) == (0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
 
 
 # ------------------------------------------------------ the user's draws follow the episode's seed

@@ -293,7 +293,9 @@ def test_an_answer_past_its_grading_budget_is_not_graded() -> None:
         finally:
             await reward.aclose()
 
-    assert asyncio.run(grade()) == RewardResult(0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
+    graded = asyncio.run(grade())
+    assert (graded.value, graded.metrics) == (0.0, {"score": 0.0, "format": 1.0, "graded": 0.0})
+    assert graded.ungraded is not None and "past its budget of 3 s" in graded.ungraded  # wave ten
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
