@@ -154,11 +154,23 @@ def _module_state_shared(used: UsedPlugin, factory: Any) -> Iterator[Problem]:
         declared = tuple(getattr(world, "SHARED_STATE", ()) or ())
         told: set[str] = set()
         for change in world_changes(world):
-            name = change.label.split("[", 1)[0]  # an item of TOOLS is declared as TOOLS
+            name = change.declared_as  # an item of TOOLS (TOOLS[…], TOOLS.get(…)) is declared as TOOLS
             if change.method in told or (not change.default and _declared(name, declared)):
                 continue
             told.add(change.method)
             where = f"{world.__name__}.{change.method}"
+            if change.unread:
+                yield Problem(
+                    f"{used.key}.name",
+                    f"env plugin {used.name}: {where} runs code through {change.label}, which pre-flight "
+                    "cannot read: what it changes of the module's state (one object for every episode of "
+                    "the process, concurrent ones included) cannot be told",
+                    fix=f"write that code in {where} itself (it is then read); or, if what it changes is "
+                    f"shared on purpose, declare it on {world.__name__}: SHARED_STATE: ClassVar = "
+                    f"('{name}',)",
+                )
+                continue
+            through = f" (through {change.label})" if change.label != name else ""
             if change.default:
                 yield Problem(
                     f"{used.key}.name",
@@ -170,7 +182,8 @@ def _module_state_shared(used: UsedPlugin, factory: Any) -> Iterator[Problem]:
                 continue
             yield Problem(
                 f"{used.key}.name",
-                f"env plugin {used.name}: {where} changes the module's {name} ({type(factory).__module__}), "
+                f"env plugin {used.name}: {where} changes the module's {name}{through} "
+                f"({type(factory).__module__}), "
                 "one object for every episode of the process, concurrent ones included: an episode reads "
                 "another's",
                 fix=f"keep per-episode state on the Env (self.…, set in __init__) and what episodes share on "

@@ -12,15 +12,21 @@ changed it unsaid.
 Here each method's instructions are played over a stack of taints: a slot holds what the module holds
 that the value is (or lies inside), with the object where it is known. A load of a global the module
 holds, of a parameter whose default is mutable, of a local or an attribute of self bound to either,
-pushes its taint; an attribute or item of a tainted value is tainted; a call's result is not. A change is
+pushes its taint; an attribute or item of a tainted value is tainted. A call's result is tainted where
+the call reads what it is called on (declared: `ITEM_READERS`, `TOOLS.get(k)`, `SEEN.pop()`; the builtins
+of `_BUILTINS`, `getattr(m, name)`, `vars(m)`, `globals()`, `next(it)`), as is a module a method imports
+(`import sys` then `sys.modules[__name__].x = …`) and what a loop or an unpacking takes out of a tainted
+value; any other call's result is not (a module's function makes a new object: `m.deque()`). A change is
 an attribute or item stored into (or deleted from) a tainted value, a mutating method called on it, an
-in-place operator on a tainted list, dict, set or bytearray, or a global rebound.
+in-place operator on a tainted list, dict, set or bytearray, or a global rebound. Code run by `exec` or
+`eval` cannot be read: a call of either is a change of what it cannot name (`UNREAD`).
 """
 
 from __future__ import annotations
 
 import dis
 import inspect
+import sys
 import types
 from collections.abc import Iterable, Iterator, MutableMapping, MutableSequence, MutableSet
 from dataclasses import dataclass
@@ -38,6 +44,15 @@ _SCALARS = (int, float, complex, str, bytes, bool, type(None), range, types.Buil
 _IN_PLACE = (list, dict, set, bytearray)
 # What a default changed in place is (the classic mutable default: a list, a dict, a set, a deque).
 _CONTAINERS = (MutableSequence, MutableMapping, MutableSet, bytearray)
+# Methods whose result is (or yields) what the object they are called on holds: a change to it is the
+# object's (`TOOLS.get(k).append(…)`, `for v in TOOLS.values(): v.append(…)`). Other methods' results are
+# new objects or no state (`SEEN.copy()`, `TOOLS.keys()` of text, `m.deque()`).
+ITEM_READERS = frozenset(
+    ("get", "setdefault", "pop", "popitem", "popleft", "values", "items", "__getitem__", "__iter__",
+     "__next__", "import_module", "get_nowait")
+)  # fmt: skip
+# What a call of exec or eval changes cannot be read from its caller's bytecode (its code is a value).
+UNREAD = frozenset(("exec(…)", "eval(…)"))
 _AT_DEFINITION = frozenset(("__init_subclass__", "__set_name__", "__class_getitem__"))
 _UNKNOWN = object()  # a held object not known here (an item of a dict, reached by a key at run time)
 # Instructions that end a straight run of code (nothing falls through them to the next).
@@ -77,6 +92,10 @@ class Taint:
     def item(self) -> Taint:
         return Taint(f"{self.label}[…]", _UNKNOWN, self.default)
 
+    def called(self, method: str) -> Taint:
+        """The taint of what `value.method(…)` returns of it (a method of ITEM_READERS)."""
+        return Taint(f"{self.label}.{method}(…)", _UNKNOWN, self.default)
+
 
 @dataclass(frozen=True)
 class Change:
@@ -86,6 +105,25 @@ class Change:
     label: str
     default: bool  # a mutable default of the method's own (no SHARED_STATE makes it per-episode)
 
+    @property
+    def unread(self) -> bool:
+        """Whether it is code the check cannot read (exec or eval), not a named object."""
+        return self.label in UNREAD
+
+    @property
+    def declared_as(self) -> str:
+        """The name SHARED_STATE declares it by: what holds it, up to an item or a call's result
+        (`TOOLS[…]` and `TOOLS.get(…)` are TOOLS's)."""
+        marks = (self.label.find("["), self.label.find("("), self.label.find(".…"))
+        cut = min((i for i in marks if i > 0), default=None)
+        if cut is None or self.unread:
+            return self.label
+        head = self.label[:cut]
+        if self.label[cut] != "(":  # an item, or an attribute named at run time (getattr)
+            return head
+        # A method's result is its owner's (TOOLS.get(…): TOOLS); a builtin's is itself (globals()).
+        return head.rsplit(".", 1)[0] if "." in head else self.label[: self.label.index(")") + 1]
+
 
 def held(name: str, value: Any) -> Taint | None:
     """The taint of global `name` the module holds as `value`: none for a scalar."""
@@ -93,14 +131,32 @@ def held(name: str, value: Any) -> Taint | None:
 
 
 class _Marker:
-    """A value that is no state itself but leads to some: self (its attributes, its class), the builtin
-    type (called on self: the world's class), and the builtins setattr and delattr (which change their
-    first argument)."""
+    """A value that is no state itself but leads to some: self (its attributes, its class), and the
+    builtins whose call reads or changes their argument or the module (`_BUILTINS`)."""
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
 
 
-_SELF, _TYPE, _SETS = _Marker(), _Marker(), _Marker()
-_BUILTINS = {"type": _TYPE, "setattr": _SETS, "delattr": _SETS}
-Stack = list[Taint | _Marker | None]
+@dataclass(frozen=True)
+class _Bound:
+    """A method loaded off a tainted value, to be called: its result is the value's when it reads it."""
+
+    owner: Taint
+    name: str
+
+
+_SELF, _TYPE, _SETS, _GETATTR, _NEXT, _ITER, _VARS, _GLOBALS = (_Marker() for _ in range(8))
+# Builtins by what a call of each is: type(self) the world's class; setattr/delattr change their first
+# argument; getattr gives an attribute of it, vars its namespace, iter and reversed its items as it
+# does, next an item of it; globals() the module's own namespace; exec and eval run code the check
+# cannot read.
+_BUILTINS = {
+    "type": _TYPE, "setattr": _SETS, "delattr": _SETS, "getattr": _GETATTR, "next": _NEXT,
+    "iter": _ITER, "reversed": _ITER, "vars": _VARS, "globals": _GLOBALS,
+    "exec": _Marker("exec(…)"), "eval": _Marker("eval(…)"),
+}  # fmt: skip
+Stack = list[Taint | _Marker | _Bound | None]
 
 
 class _Method:
@@ -111,7 +167,7 @@ class _Method:
         # every method of the world.
         self.world, self.names, self.selfs = world, names, selfs
         # A local or cell bound to a held object (or self), anywhere in the code: flow-insensitive.
-        self.locals: dict[str, Taint | _Marker] = {}
+        self.locals: dict[str, Taint | _Marker | _Bound] = {}
         self.changes: dict[str, bool] = {}  # label -> whether it is a default
 
     def play(self, function: Any, kind: str) -> None:
@@ -130,7 +186,7 @@ class _Method:
             if before == (self.locals, self.selfs):
                 break
 
-    def _changed(self, taint: Taint | _Marker | None, what: str = "") -> None:
+    def _changed(self, taint: Taint | _Marker | _Bound | None, what: str = "") -> None:
         if isinstance(taint, Taint):
             self.changes.setdefault(taint.label + what, taint.default)
 
@@ -156,7 +212,7 @@ class _Method:
     def _step(self, ins: dis.Instruction, stack: Stack) -> None:
         op, arg = ins.opname, ins.argval
 
-        def pop() -> Taint | _Marker | None:
+        def pop() -> Taint | _Marker | _Bound | None:
             return stack.pop() if stack else None
 
         if op in ("LOAD_GLOBAL", "LOAD_NAME"):
@@ -190,7 +246,19 @@ class _Method:
             owner = pop()
             if isinstance(owner, Taint) and str(arg) in MUTATORS:
                 self._changed(owner)
-            stack.extend([None, None])
+            stack.extend([None, _Bound(owner, str(arg)) if isinstance(owner, Taint) else None])
+        elif op == "IMPORT_NAME":  # a module is one object for the process, whoever imports it
+            del stack[len(stack) - min(len(stack), 2) :]
+            stack.append(held(str(arg), sys.modules.get(str(arg), _UNKNOWN)))
+        elif op == "IMPORT_FROM":
+            owner = stack[-1] if stack else None
+            stack.append(owner.attribute(str(arg)) if isinstance(owner, Taint) else None)
+        elif op in ("FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX"):  # what it takes out of a value
+            source = stack[-1] if stack else None
+            if op != "FOR_ITER":
+                pop()
+            pushed = _net(ins) + (op != "FOR_ITER")
+            stack.extend([source.item() if isinstance(source, Taint) else None] * pushed)
         elif op in ("STORE_ATTR", "DELETE_ATTR"):
             owner = pop()
             value = pop() if op == "STORE_ATTR" else None
@@ -226,9 +294,9 @@ class _Method:
             pop()  # the NULL or the method's owner
             if callable_ is _SETS and args:  # setattr(m, "x", v): m changed, as by m.x = v
                 self._changed(args[-1])
-            # type(self): the world's class, whose attributes every episode shares.
-            of_self = callable_ is _TYPE and len(args) == 1 and args[0] is _SELF
-            stack.append(Taint(self.world.__name__, self.world) if of_self else None)
+            if isinstance(callable_, _Marker) and callable_.name in UNREAD:
+                self.changes.setdefault(callable_.name, False)
+            stack.append(self._result(callable_, args))
         elif op in ("PRECALL", "KW_NAMES", "RESUME", "NOP", "EXTENDED_ARG", "CACHE"):
             pass
         else:
@@ -238,6 +306,23 @@ class _Method:
                 stack.append(None)
             else:
                 stack[:] = _moved(stack, net)
+
+    def _result(self, callable_: Any, args: Stack) -> Taint | None:
+        """What a call returns of the state it reaches (args in reverse: the first is last)."""
+        first = args[-1] if args else None
+        if callable_ is _TYPE and len(args) == 1 and first is _SELF:  # the world's class, shared
+            return Taint(self.world.__name__, self.world)
+        if callable_ is _GLOBALS:
+            return Taint("globals()", self.names)
+        if isinstance(first, Taint) and callable_ in (_GETATTR, _NEXT, _ITER, _VARS):
+            if callable_ in (_NEXT, _ITER):
+                return first.item() if callable_ is _NEXT else first
+            return Taint(
+                f"{first.label}.{'…' if callable_ is _GETATTR else '__dict__'}", _UNKNOWN, first.default
+            )
+        if isinstance(callable_, _Bound) and callable_.name in ITEM_READERS:
+            return callable_.owner.called(callable_.name)
+        return None
 
 
 def _net(ins: dis.Instruction, jump: bool = False) -> int:

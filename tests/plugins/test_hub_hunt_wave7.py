@@ -1,0 +1,171 @@
+"""Adversarial hub environments and plugins, hunt wave seven (docs/explanation/plugins.md, "Hunt wave
+seven"). Each is answered by a declaration every world or registry shares; in-process. Each test fails
+with its declaration turned off."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import types
+from collections.abc import Iterator
+
+import pytest
+
+from launch.checks.rules import components
+from launch.checks.rules.module_state import ITEM_READERS, UNREAD, Change, world_changes
+from t3rl_core.envs.base import Env
+from t3rl_core.plugins import UsedPlugin
+from tests.plugins.test_hub_hunt_wave6 import HEAD
+
+# ------------------------------------------------ module state through a call's result, globals(), exec
+
+# What a method of the world does, and what it changes (None: nothing every episode shares).
+CHANGES = {
+    "a getter's result": (
+        "def step(self, action):\n    TOOLS.get('nested').update(a=action)",
+        "TOOLS.get(…)",
+    ),
+    "a popped item": ("def step(self, action):\n    TOOLS.pop('nested')['k'] = 1", "TOOLS.pop(…)"),
+    "getattr on a module alias": ("def step(self, action):\n    getattr(m, 'deque').x = 1", "m.….x"),
+    "globals() item stored": ("def step(self, action):\n    globals()['COUNT'] = 1", "globals()"),
+    "globals() item changed": (
+        "def step(self, action):\n    globals()['SEEN'].append(action)",
+        "globals()[…]",
+    ),
+    "globals().update": ("def step(self, action):\n    globals().update(X=1)", "globals()"),
+    "vars of a module alias": ("def step(self, action):\n    vars(m)['x'] = 1", "m.__dict__"),
+    "exec": ("def step(self, action):\n    exec('SEEN.append(1)')", "exec(…)"),
+    "eval": ("def reset(self):\n    eval('SEEN.clear()')", "eval(…)"),
+    "a module imported in the method": (
+        "def step(self, action):\n    import sys\n    sys.modules[__name__].X = 1",
+        "sys.modules[…].X",
+    ),
+    "an item a loop takes out": (
+        "def step(self, action):\n    for _, v in TOOLS.items():\n        v['k'] = action",
+        "TOOLS.items(…)[…][…]",
+    ),
+    "next of an iterator": (
+        "def step(self, action):\n    next(iter(TOOLS.values()))['k'] = 1",
+        "TOOLS.values(…)[…]",
+    ),
+    # No over-refusal: copies, new objects a module's function makes, text read.
+    "a copy's item": ("def step(self, action):\n    x = dict(TOOLS.get('nested'))\n    x['a'] = 1", None),
+    "a copy": ("def step(self, action):\n    x = SEEN.copy()\n    x.append(action)", None),
+    "a new object from a module": ("def step(self, action):\n    d = m.deque()\n    d.append(action)", None),
+    "a text read": ("def step(self, action):\n    return TOOLS.get('add').upper()", None),
+    "a module imported and read": (
+        "def step(self, action):\n    import json\n    return json.dumps(action)",
+        None,
+    ),
+    "keys listed": ("def step(self, action):\n    return sorted(k for k in TOOLS.keys())", None),
+}
+
+
+def _world(kind: str, body: str) -> type:
+    """The class `Leaky` of a fresh module whose one method does `body`."""
+    name = f"hunt7_{abs(hash(kind))}"
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(compile(HEAD + textwrap.indent(body, "    "), f"{name}.py", "exec"), module.__dict__)
+    return module.Leaky
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _forget_modules() -> Iterator[None]:
+    yield
+    for name in [n for n in sys.modules if n.startswith("hunt7_")]:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize("kind", list(CHANGES))
+def test_state_reached_through_a_calls_result_globals_or_exec_is_read(kind: str) -> None:
+    """Wave six's leftover: `TOOLS.get(k).update(…)`, `getattr(m, name).x = …`, `globals()[…] = …`,
+    `vars(m)[…]`, a module a method imports, what a loop takes out of a held dict, and code run by exec or
+    eval changed what every episode shares unsaid (a call's result was no state). Now a call reading what
+    it is called on (module_state.ITEM_READERS, the builtins getattr, vars, globals, next, iter) gives the
+    held object's taint, and exec/eval are a change that cannot be read; copies and new objects stay
+    valid."""
+    body, expected = CHANGES[kind]
+    labels = [change.label for change in world_changes(_world(kind, body))]
+    assert labels[-1:] == ([expected] if expected else []), labels
+
+
+@pytest.mark.parametrize("method", sorted(ITEM_READERS))
+def test_every_declared_reader_gives_what_it_reads(method: str) -> None:
+    """Property over the declaration: a change to the result of any ITEM_READERS method of a module-level
+    container is the container's (declared by its name); the same change to a copy's is nothing."""
+    read = world_changes(_world(method, f"def step(self, action):\n    TOOLS.{method}().x = 1"))
+    assert [change.declared_as for change in read][-1:] == ["TOOLS"], read
+    copied = world_changes(
+        _world(f"copy {method}", f"def step(self, action):\n    TOOLS.copy().{method}().x = 1")
+    )
+    assert copied == [], copied
+
+
+@pytest.mark.parametrize(
+    ("label", "declared"),
+    [
+        ("TOOLS.get(…)", "TOOLS"),
+        ("TOOLS.get(…).x", "TOOLS"),
+        ("TOOLS[…]", "TOOLS"),
+        ("m.….x", "m"),
+        ("m.x", "m.x"),
+        ("sys.modules[…].X", "sys.modules"),
+        ("globals()[…]", "globals()"),
+        ("exec(…)", "exec(…)"),
+    ],
+)
+def test_a_change_is_declared_by_what_holds_it(label: str, declared: str) -> None:
+    assert Change("step", label, default=False).declared_as == declared
+
+
+WORLD_MODULE = """
+from typing import ClassVar
+from t3rl_core.envs.base import Env, EnvFactory
+
+TOOLS = {{"nested": {{}}}}
+
+
+class Leaky(Env):
+    SHARED_STATE: ClassVar = {declared}
+
+    async def reset(self):
+        TOOLS.get("nested").update(k=1)
+        return None
+
+    async def step(self, action):
+        exec("TOOLS.clear()")
+        return None
+
+    def outcome(self):
+        return {{}}
+
+
+class Factory(EnvFactory):
+    def __call__(self, task, mode):
+        return Leaky()
+"""
+
+
+def _said(declared: tuple[str, ...]) -> list[str]:
+    name = f"hunt7_world_{len(declared)}"
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(compile(WORLD_MODULE.format(declared=declared), f"{name}.py", "exec"), module.__dict__)
+    assert issubclass(module.Leaky, Env)
+    used = UsedPlugin(key="env", kind="env", name=f"{name}:Factory", target=f"{name}:Factory")
+    factory = object.__new__(module.Factory)
+    return [f"{p.message} | {p.fix}" for p in components._module_state_shared(used, factory)]
+
+
+def test_pre_flight_names_the_held_object_and_refuses_code_it_cannot_read() -> None:
+    """What pre-flight says: a getter's result by the container it reads (declarable by its name), and
+    exec as code it cannot read, with the fix that makes it readable; each declaration quiets its own."""
+    got, ran = _said(())
+    assert "Leaky.reset changes the module's TOOLS (through TOOLS.get(…))" in got, got
+    assert "SHARED_STATE: ClassVar = ('TOOLS',)" in got, got
+    assert "Leaky.step runs code through exec(…), which pre-flight cannot read" in ran, ran
+    assert "write that code in Leaky.step itself" in ran, ran
+    (left,) = _said(("TOOLS",))
+    assert "exec(…)" in left, left
+    assert _said(("TOOLS", *sorted(UNREAD))) == []
