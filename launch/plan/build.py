@@ -37,6 +37,12 @@ STAGE_BUILDERS: dict[str, Callable[[PlanBuilder, str, Any], Stage]] = {
 }
 
 
+# The stores a plan's commands name entries of by what each holds (its key in its name), shared by runs:
+# where a store is (another machine, the setting changed) is not part of a stage's identity, what its
+# entry holds is (`Stage.fingerprint`). `paths.checkpoints_dir`: the HF -> torch_dist conversion cache.
+CONTENT_STORES = ("checkpoints_dir",)
+
+
 class Plan(Record):
     """The stages of one run, in order, with the files they read."""
 
@@ -44,6 +50,8 @@ class Plan(Record):
     run_dir: Path
     stages: tuple[Stage, ...]
     ray_head: RayHead = RayHead()
+    # (name, absolute root) of each of CONTENT_STORES for this run.
+    stores: tuple[tuple[str, str], ...] = ()
 
     @property
     def files(self) -> dict[str, str]:
@@ -103,4 +111,5 @@ def build_plan(run: RunConfig, ctx: PlanContext) -> Plan:
         getattr(executor, "ray_port", default.port),
         getattr(executor, "dashboard_port", default.dashboard_port),
     )
-    return Plan(run.name, ctx.run_dir, tuple(builder.stages.values()), head)
+    stores = tuple((key, builder.abs(getattr(run.paths, key))) for key in CONTENT_STORES)
+    return Plan(run.name, ctx.run_dir, tuple(builder.stages.values()), head, stores)

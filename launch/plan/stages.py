@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Literal
 
@@ -170,10 +170,14 @@ class Stage(Record):
         lines += [render_command(c) for c in self.commands]
         return "\n".join(lines) + "\n"
 
-    def fingerprint(self, anchor: str | PurePath | None = None) -> str:
+    def fingerprint(
+        self, anchor: str | PurePath | None = None, stores: Sequence[tuple[str, str]] = ()
+    ) -> str:
         """Hash of everything that decides what the stage does; a change means its output is stale.
         With `anchor` (the run dir), paths below it count relative to it: a run dir moved or copied
-        elsewhere keeps its stages' fingerprints, so a resume there reruns nothing for the move."""
+        elsewhere keeps its stages' fingerprints, so a resume there reruns nothing for the move. So do
+        the entries below each of `stores` (name, root: a store whose entries are named by what they
+        hold, as the conversion cache in `paths.checkpoints_dir` is): a store moved keeps them too."""
         payload = {
             "kind": self.kind,
             "script": self.script(),
@@ -184,10 +188,14 @@ class Stage(Record):
             "nodes": self.nodes,
         }
         text = json.dumps(payload, sort_keys=True)
+        # JSON escapes each character alone, so a root's escaped text is a substring of every escaped
+        # value holding it. A NUL stands for it: no path, command or config file holds one. The longest
+        # root first: a run dir inside a store is the run dir's. A store counts only with an entry below.
+        roots = [(root.rstrip("/") + "/", f"\\u0000{name}/") for name, root in stores]
         if anchor is not None:
-            # JSON escapes each character alone, so the anchor's escaped text is a substring of every
-            # escaped value holding it. A NUL stands for it: no path, command or config file holds one.
-            text = text.replace(json.dumps(str(anchor))[1:-1], "\\u0000run_dir")
+            roots.append((str(anchor), "\\u0000run_dir"))
+        for root, placeholder in sorted(roots, key=lambda r: len(r[0]), reverse=True):
+            text = text.replace(json.dumps(root)[1:-1], placeholder)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

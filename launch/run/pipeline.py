@@ -280,14 +280,36 @@ def verified_outputs(plan: Plan, stage: Stage) -> tuple[str, ...]:
 
 def fingerprint(plan: Plan, stage: Stage) -> str:
     """The fingerprint a record keeps: of the stage's command with the run dir's own paths relative to it
-    (a run dir moved or copied elsewhere resumes with nothing rerun for the move)."""
-    return stage.fingerprint(anchor=plan.run_dir)
+    (a run dir moved or copied elsewhere resumes with nothing rerun for the move), and so the entries of
+    the content-keyed stores it names (`Plan.stores`: a conversion in `paths.checkpoints_dir` moved)."""
+    return stage.fingerprint(anchor=plan.run_dir, stores=plan.stores)
+
+
+def older_fingerprints(plan: Plan, stage: Stage) -> tuple[str, str]:
+    """What older t3rls recorded for the command planned now: anchored at the run dir alone (the stores'
+    paths absolute), and not anchored at all. A record holding one still counts where it was written, and
+    a resume that keeps the stage writes the current one into it (`upgrade_fingerprints`)."""
+    return stage.fingerprint(anchor=plan.run_dir), stage.fingerprint()
 
 
 def same_command(rec: StageRecord, plan: Plan, stage: Stage) -> bool:
-    """Whether `rec` was written for the stage's command as planned now (a record of a t3rl before
-    anchored fingerprints holds the absolute one: it still counts in the dir it was written in)."""
-    return rec.fingerprint in (fingerprint(plan, stage), stage.fingerprint())
+    """Whether `rec` was written for the stage's command as planned now, by this t3rl or an older one."""
+    return rec.fingerprint in (fingerprint(plan, stage), *older_fingerprints(plan, stage))
+
+
+def upgrade_fingerprints(plan: Plan, run_dir: RunDir, state: RunState, decisions: list[Decision]) -> None:
+    """Rewrite an older fingerprint of each stage kept as it is into the current one: read and upgraded,
+    not a rerun, so a store moved after this resume (`paths.checkpoints_dir` on another machine) keeps it."""
+    kept = [
+        (state.stages[d.stage], fingerprint(plan, plan.stage(d.stage)))
+        for d in decisions
+        if d.action == "cached"
+    ]
+    older = [(rec, current) for rec, current in kept if rec.fingerprint != current]
+    for rec, current in older:
+        rec.fingerprint = current
+    if older:
+        run_dir.save_state(state)
 
 
 def _why_run(
@@ -438,6 +460,8 @@ def run_pipeline(
         hashes = FileHashes.load(run_dir.file_hashes_file)
         decisions = decide(plan, state, from_stage=from_stage, only=only, hashes=hashes)
         reporter.decisions(plan, decisions)
+        if not executor.dry:
+            upgrade_fingerprints(plan, run_dir, state, decisions)
         if executor.dry:
             if record is not None:
                 record()
