@@ -549,14 +549,22 @@ def list_runs(
     return 1 if unreadable else 0
 
 
+# The keys of each eval of `t3rl runs --json`, fixed: the metric's name is a value, never a key (keyed by
+# it, `--metric tasks` or a summary's `stage` number wrote over the row's own keys), and each number says
+# what measured it (`identity`: its scorer, data, selection, ...; null for a summary older than
+# identities), so one metric name from two scorers is not read as one benchmark's.
+JSON_EVAL_KEYS = ("stage", "metric", "value", "tasks", "identity", "other_benchmark")
+
+
 def _as_json(
     path: Path, relative: str, view: RunView, metric: str, references: dict[str, Any]
 ) -> dict[str, Any]:
     """One run of `t3rl runs --json`: what its row shows, as values (a metric not measured is null)."""
     evals = []
     for (stage, value, tasks), (_, summary) in zip(eval_metrics(view, metric), _summaries(view), strict=True):
-        other = differing(summary, references[stage], metric)
-        evals.append({"stage": stage, metric: value, "tasks": tasks, "other_benchmark": list(other or [])})
+        other = list(differing(summary, references[stage], metric) or [])
+        values = (stage, metric, value, tasks, summary.get("identity"), other)
+        evals.append(dict(zip(JSON_EVAL_KEYS, values, strict=True)))
     return {
         "run": relative,
         "path": str(path.resolve()),

@@ -275,12 +275,19 @@ def test_runs_json_is_one_json_list_of_what_the_table_shows(here: Path) -> None:
     assert run["run"] == str(RUN.relative_to("runs")) and run["path"] == str(path.resolve())
     assert run["status"] == "succeeded" and run["stages"] == {"eval_reference": "succeeded"}
     assert run["evals"] == [
-        {"stage": "eval_reference", "overall.accuracy": 1.0, "tasks": 20, "other_benchmark": []}
+        {
+            "stage": "eval_reference",
+            "metric": "overall.accuracy",
+            "value": 1.0,
+            "tasks": 20,
+            "identity": None,
+            "other_benchmark": [],
+        }
     ]
     # filters and the metric apply as to the table
     assert json.loads(invoke(["runs", "--json", "--status", "failed"]).stdout) == []
     picked = json.loads(invoke(["runs", "--json", "--metric", "overall.tasks"]).stdout)
-    assert picked[0]["evals"][0]["overall.tasks"] == 20
+    assert picked[0]["evals"][0]["metric"] == "overall.tasks" and picked[0]["evals"][0]["value"] == 20
 
 
 def test_runs_json_with_no_runs_dir_is_an_empty_list_and_the_reason_on_stderr(here: Path) -> None:

@@ -116,7 +116,7 @@ def test_a_number_that_is_no_finite_number_is_named_never_compared(
     assert "accuracy not shown" in console.export_text()
     listed = RUNNER.invoke(app, ["runs", "--runs-dir", str(tmp_path), "--json"])
     evals = {run["run"]: run["evals"][0] for run in json.loads(listed.stdout)}  # valid JSON: no NaN
-    assert evals["b/20260101-000000"]["overall.accuracy"] is None
+    assert evals["b/20260101-000000"]["value"] is None
 
 
 def test_sweep_points_tied_or_nan_rank_without_raising(tmp_path: Path) -> None:

@@ -1,0 +1,73 @@
+"""Comparable results, hunt wave seven (docs/explanation/comparable-results.md, "Hunt wave seven"): kinds
+of results read or compared wrongly. Each test fails with its declaration turned off."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from launch.cli.runs import JSON_EVAL_KEYS, list_runs
+from t3rl_core.eval.identity import PARTS
+
+# ------------------------------------------------ t3rl runs --json: keys fixed, each number's identity
+
+
+def _identity(scorer: str) -> dict[str, Any]:
+    identity: dict[str, Any] = {part: {"of": part} for part in PARTS}
+    identity["scorer"] = {"package": scorer, "version": "1.0"}
+    return identity
+
+
+def _run(root: Path, name: str, summary: dict[str, Any]) -> None:
+    """A finished run of one eval stage `eval`, as `t3rl run` leaves it."""
+    path = root / name / "20260101-000000"
+    (path / "stages" / "eval").mkdir(parents=True)
+    (path / "config.yaml").write_text(yaml.safe_dump({"name": name, "stages": {"eval": {}}}))
+    (path / "stages" / "eval" / "summary.json").write_text(json.dumps(summary))
+    state = {"version": 1, "stages": {"eval": {"status": "succeeded"}}}
+    (path / "state.json").write_text(json.dumps(state))
+
+
+def _listed(root: Path, metric: str, capsys: pytest.CaptureFixture[str]) -> dict[str, dict[str, Any]]:
+    assert list_runs(root, metric=metric, as_json=True) == 0
+    return {run["run"].split("/")[0]: run["evals"][0] for run in json.loads(capsys.readouterr().out)}
+
+
+@pytest.mark.parametrize("key", JSON_EVAL_KEYS)
+def test_a_metric_named_like_a_key_of_the_listing_keeps_its_value_and_the_rows(
+    key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`t3rl runs --json` keyed each eval's number by the metric's name beside its own keys (`stage`,
+    `tasks`, `other_benchmark`): `--metric tasks` over a summary holding a top-level `tasks` number (one
+    written by another tool, or a newer t3rl) had the number written over by the count, `--metric stage`
+    the stage's name by the number. Now the keys are declared (runs.JSON_EVAL_KEYS) and the metric's name
+    is a value: every key of the listing, used as a metric name, keeps both."""
+    _run(tmp_path, "a", {"overall": {"accuracy": 0.5, "tasks": 4}, key: 7})
+    entry = _listed(tmp_path, key, capsys)["a"]
+    assert list(entry) == list(JSON_EVAL_KEYS), entry
+    assert entry["stage"] == "eval" and entry["metric"] == key and entry["value"] == 7, entry
+
+
+def test_one_metric_name_from_two_scorers_says_which_scorer_measured_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs' `overall.accuracy`, one scored by bfcl-eval, one by t3rl's own checker, were two rows of
+    the same key: a script pivoting on it set them side by side, the scorer said nowhere in the JSON.
+    Now each number carries the identity the summary records (null for a summary older than
+    identities), and `other_benchmark` names what differs from the listing's reference."""
+    _run(tmp_path, "a", {"overall": {"accuracy": 0.5, "tasks": 4}, "identity": _identity("bfcl-eval")})
+    _run(tmp_path, "b", {"overall": {"accuracy": 0.9, "tasks": 4}, "identity": _identity("t3rl")})
+    _run(tmp_path, "c", {"overall": {"accuracy": 0.7, "tasks": 4}, "identity": _identity("bfcl-eval")})
+    _run(tmp_path, "old", {"overall": {"accuracy": 0.6, "tasks": 4}})
+    evals = _listed(tmp_path, "overall.accuracy", capsys)
+    assert {name: e["identity"]["scorer"]["package"] for name, e in evals.items() if e["identity"]} == {
+        "a": "bfcl-eval",
+        "b": "t3rl",
+        "c": "bfcl-eval",
+    }
+    assert evals["old"]["identity"] is None
+    assert evals["a"]["other_benchmark"] == [] and evals["b"]["other_benchmark"][0].startswith("scorer:")
