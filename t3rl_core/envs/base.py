@@ -96,6 +96,12 @@ class Env(ABC):
             if method is not None and not getattr(method, "_refuses_after_end", False):
                 setattr(cls, name, _refusing_after_end(method))
 
+    def unseeded_draws(self) -> str | None:
+        """Why this world's own draws (a model-played user) may not follow `episode_seed`, so that the
+        same seed may play another episode; None when it draws nothing of its own or draws by the seed.
+        The episode's record says so (`EpisodeResult.unseeded`)."""
+        return None
+
     async def reset(self) -> Transition:
         """Start the episode; returns observations to append after the prompt (usually none)."""
         return Transition()

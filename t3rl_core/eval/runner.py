@@ -531,6 +531,9 @@ async def _play(
         "after_stop_tokens": episode.after_stop_tokens,
         # The world's note on each env call (Transition.info), reset's first.
         "step_info": episode.step_info,
+        # Whether the record's seed plays this episode again: the samplers it may not decide, and why.
+        "reproducible": not episode.unseeded,
+        "unseeded": episode.unseeded,
         "error": episode.error,
         "timings": dict(episode.timings or {}),
         "prompt_ids": episode.prompt_ids,

@@ -85,6 +85,9 @@ class EpisodeResult:
     after_stop_tokens: int = 0
     # Each env call's Transition.info (reset's first, then each step's), as JSON data.
     step_info: list[dict[str, Any]] = field(default_factory=list)
+    # The samplers whose draws the episode's seed may not decide, each saying why (an unseeded policy, a
+    # world's `Env.unseeded_draws`); empty: the same seed plays the same episode, as far as t3rl sees.
+    unseeded: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not len(self.log_probs) == len(self.loss_mask) == len(self.response_ids):
@@ -747,7 +750,27 @@ async def run_episode(
         cut_tokens=trajectory.cut,
         after_stop_tokens=episode.after_stop,
         step_info=episode.step_info,
+        unseeded=unseeded(sampling, env),
     )
+
+
+def unseeded(sampling: SamplingParams, env: Env) -> list[str]:
+    """`EpisodeResult.unseeded` of an episode sampled with `sampling` in the world `env`."""
+    policy = ["the policy's sampling has no seed"] if sampling.seed is None else []
+    world = _world_unseeded(env)
+    return policy + ([world] if world else [])
+
+
+def _world_unseeded(env: Env) -> str | None:
+    """The world's declaration, read once it ended; one that raised or is no text is said so, never
+    read as reproducible."""
+    try:
+        said = env.unseeded_draws()
+    except Exception as exc:
+        return f"world {type(env).__name__}.unseeded_draws() raised {describe(exc)}"
+    if said is None or (isinstance(said, str) and said):
+        return said
+    return f"world {type(env).__name__}.unseeded_draws() returned {said!r}, not None or a reason"
 
 
 async def _played(episode: _Episode, env: Env) -> tuple[Status, str | None, Failure | None, dict[str, Any]]:

@@ -97,3 +97,167 @@ def test_an_ungraded_eval_episode_is_kept(monkeypatch: pytest.MonkeyPatch, qwen:
 def test_ungraded_is_a_reason(bad: Any) -> None:
     with pytest.raises(InvalidReward, match="ungraded="):
         checked(RewardResult(0.0, {}, bad))
+
+
+# ------------------------------------ a model-played user's call that is no call is answered (wave 9)
+
+
+@pytest.fixture(scope="module")
+def telecom() -> Any:
+    """A telecom row (the user has device tools) and a factory of its episodes, with the model-played
+    user's completions replaced by `_Replies`."""
+    from t3rl_core.envs.tau2.config import Tau2EnvConfig
+    from t3rl_core.envs.tau2.data import rows
+    from t3rl_core.envs.tau2.env import make_factory
+
+    config = Tau2EnvConfig(
+        domains=["telecom"], user={"name": "llm", "base_url": "http://127.0.0.1:1/v1", "model": "u"}
+    )
+    row = next(iter(rows(config, "base")))
+    factory = make_factory(config)
+    yield row, factory
+    asyncio.run(factory.aclose())
+
+
+class _Replies:
+    """The user model's completions, canned: each a UserTurn built from (text, [(name, arguments text)])."""
+
+    def __init__(self, replies: list[tuple[str | None, list[tuple[str, str | None]]]]) -> None:
+        from t3rl_core.envs.tau2.users import user_call
+
+        self.turns = [
+            (text, tuple(user_call(f"u{i}_{j}", n, a) for j, (n, a) in enumerate(calls)))
+            for i, (text, calls) in enumerate(replies)
+        ]
+        self.heard: list[list[dict[str, Any]]] = []
+
+    async def complete(self, messages: Any, tools: Any, seed: int | None = None) -> Any:
+        from t3rl_core.envs.tau2.users import UserTurn
+
+        self.heard.append([dict(m) for m in messages])
+        text, calls = self.turns.pop(0)
+        return UserTurn(text=text, tool_calls=calls)
+
+
+def _opening(telecom: Any, replies: _Replies) -> tuple[Any, Any]:
+    row, factory = telecom
+    env = factory(row, "train")
+    env.user.user = replies  # the session's simulator: its completions are the canned ones
+    return env, asyncio.run(env.reset())
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ('{"on": tru', "no JSON"),
+        ("[1, 2]", "a JSON list, not an object"),
+        ('"{}"', "a JSON str, not an object"),
+        ("1" * 5000, "no JSON object"),
+    ],
+)
+def test_a_user_call_that_is_no_call_is_answered_to_the_user(telecom: Any, written: str, said: str) -> None:
+    """tau2's LLM user writing a device call whose arguments are not a JSON object: t3rl ran it with {}
+    (a tool taking none ran a call the user never wrote; tau2's own client raises), and past Python's
+    digit limit the reading raised out of the episode. Now the call is not made: the user reads the
+    problem as its call's error, beside what it wrote, and the outcome counts it as the user's."""
+    replies = _Replies([(None, [("check_status_bar", written)]), ("My phone has no internet.", [])])
+    env, opening = _opening(telecom, replies)
+    assert opening.messages == [{"role": "user", "content": "My phone has no internet."}]
+    tool_message = replies.heard[1][-1]
+    assert tool_message["role"] == "tool" and "was not made" in tool_message["content"]
+    assert said in tool_message["content"]
+    assert replies.heard[1][-2]["tool_calls"][0]["function"]["arguments"] == written  # its own text
+    outcome = env.outcome()
+    assert outcome["user_call_errors"] == 1 and outcome["tool_errors"] == 0  # not the agent's
+    assert not any(getattr(m, "tool_calls", None) for m in env._trajectory)  # never made in tau2
+
+
+def test_a_user_call_beside_an_unreadable_one_is_made(telecom: Any) -> None:
+    replies = _Replies(
+        [(None, [("check_status_bar", "{}"), ("check_status_bar", "nope")]), ("It shows no signal.", [])]
+    )
+    env, _ = _opening(telecom, replies)
+    first, second = replies.heard[1][-2:]
+    assert "was not made" not in first["content"] and "was not made" in second["content"]
+    assert env.outcome()["user_call_errors"] == 1
+    made = [m for m in env._trajectory if getattr(m, "tool_calls", None)]
+    assert len(made) == 1 and len(made[0].tool_calls) == 1
+
+
+# ------------------------------------------- an episode says whether its seed plays it again (wave 9)
+
+
+def test_a_sampling_user_is_declared_unseeded(telecom: Any) -> None:
+    """Wave nine sent the episode's seed with each LLM-user request, but a server that ignores it
+    plays another conversation for the same seed, unsaid. Each user session now declares whether its
+    replies follow the seed; the world hands it on (`Env.unseeded_draws`)."""
+    from t3rl_core.envs.tau2.users import (
+        LLMUser,
+        LLMUserConfig,
+        ScriptedUser,
+        ScriptedUserConfig,
+        UserSession,
+        UserTask,
+    )
+
+    task = UserTask(system_prompt="", instructions="My data is off.")
+
+    row, factory = telecom
+    said = factory(row, "eval").unseeded_draws()
+    assert said is not None and "temperature 0.7" in said and "may not read" in said
+    greedy = LLMUser(LLMUserConfig(base_url="http://127.0.0.1:1/v1", model="u", temperature=0))
+    assert greedy.session(task).unseeded() is None
+    assert ScriptedUser(ScriptedUserConfig()).session(task).unseeded() is None
+
+    class Plugin(UserSession):  # a plugin's simulator that says nothing is taken at its silence
+        async def reply(self, incoming: Any) -> Any:
+            raise AssertionError
+
+    assert "does not say" in str(Plugin().unseeded())
+
+
+def test_the_record_says_which_samplers_the_seed_may_not_decide(qwen: ChatFormat) -> None:
+    from t3rl_core.config import RolloutConfig
+    from t3rl_core.engines.base import SamplingParams
+    from tests.rollout.fakes import ScriptedEngine, ToyEnv, play
+
+    class Drawing(ToyEnv):
+        def unseeded_draws(self) -> str | None:
+            return "its judge samples unseeded"
+
+    class Broken(ToyEnv):
+        def unseeded_draws(self) -> str | None:
+            return ""  # type: ignore[return-value]  # neither None nor a reason
+
+    call = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
+
+    def unseeded(env: ToyEnv, seed: int | None) -> list[str]:
+        engine = ScriptedEngine(qwen, [call, "3", call, "7"])
+        return play(qwen, env, engine, RolloutConfig(), SamplingParams(seed=seed)).unseeded
+
+    assert unseeded(ToyEnv(), 3) == []
+    assert unseeded(ToyEnv(), None) == ["the policy's sampling has no seed"]
+    assert unseeded(Drawing(), 3) == ["its judge samples unseeded"]
+    assert "not None or a reason" in unseeded(Broken(), 3)[0]
+
+
+def test_the_eval_record_carries_it() -> None:
+    from types import SimpleNamespace
+
+    from t3rl_core.engines.base import SamplingParams
+    from t3rl_core.eval.runner import _run_episode
+    from t3rl_core.rollout.episode import EpisodeResult
+
+    def record(unseeded: list[str]) -> dict[str, Any]:
+        episode = EpisodeResult([1], [], [], [], [], "", "completed", {}, 0, unseeded=unseeded)
+
+        class Runner:
+            async def run(self, *args: Any, **kwargs: Any) -> Any:
+                return episode, RewardResult(0.0)
+
+        job = SimpleNamespace(task_id="t", category="c", row={"metadata": {}}, sample=0, repeat=0, seed=5)
+        return asyncio.run(_run_episode(Runner(), job, SamplingParams(), 0))  # type: ignore[arg-type]
+
+    assert record([])["reproducible"] is True
+    drawn = record(["the user model 'u' at … samples at temperature 0.7"])
+    assert drawn["reproducible"] is False and drawn["unseeded"][0].startswith("the user model")

@@ -31,8 +31,9 @@ FAULTS = {"malformed_json": 0.1, "wrong_argument": 0.1, "extra_call": 0.05, "pre
 # faults per sample (4b2db98: the two samples of a task drew the same faults; b2d3b45f… before, and
 # d28f4687… before each record carried `cut_tokens`; d1bb1a04… before each carried `after_stop_tokens`;
 # 3df28178… before each carried `step_info`, the world's Transition.info per env call: the lines without
-# it hash to that digest still).
-RECORDS_SHA256 = "ffd1a3c0f35b77d1bafa83ef6ae15d172dd69404320fd3e071fa83f5a658cc55"
+# it hash to that digest still; ffd1a3c0… before each carried `reproducible` and `unseeded`, the
+# samplers its seed may not decide, likewise).
+RECORDS_SHA256 = "346ef747e143e8adc2e01668875dfbcf57dd8f5f6e7f35d7819257d48870b930"
 _TIMINGS = re.compile(r'"timings": \{[^{}]*\}')
 
 

@@ -50,7 +50,7 @@ class Tau2EnvConfig(EnvConfig):
         {
             *("domain", "task_id", "index", "task_reward", "accuracy", "termination_reason", "terminated"),
             *("partial_components", "reward_basis", "actions", "tool_calls", "tool_errors"),
-            *("format_errors", "user_turns", "reward_info"),
+            *("format_errors", "user_turns", "user_call_errors", "reward_info"),
         }
     )
 

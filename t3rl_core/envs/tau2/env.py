@@ -37,7 +37,7 @@ from t3rl_core.envs.tau2.domain import DONE, PROTOCOL_ARGUMENTS, RESPOND, Domain
 from t3rl_core.envs.tau2.evaluation import domain_world, evaluate_episode
 from t3rl_core.envs.tau2.generic_calls import generic_workers, response
 from t3rl_core.envs.tau2.oracle import call_text, gold_plan
-from t3rl_core.envs.tau2.users import UserSession, UserSimulator, UserToolResult, UserTurn
+from t3rl_core.envs.tau2.users import UserSession, UserSimulator, UserToolResult, UserTurn, unreadable_result
 from t3rl_core.finite import MissingScore, scored, verdict_flag
 from t3rl_core.registries import USER_SIMULATORS
 from t3rl_core.types import Action, AnswerAction, InvalidAction, Message, ToolCall, ToolCallAction, Transition
@@ -101,6 +101,8 @@ class Tau2Env(Env):
         self._env: Environment | None = None
         self._trajectory: list[Tau2Message] = []
         self._steps = self._errors = self._format_errors = self._user_turns = 0
+        # The user's own calls that were no call (arguments no JSON object): its errors, not the agent's.
+        self._user_call_errors = 0
         self._termination: str | None = None
         self._evaluation: dict[str, Any] | None = None
         self._reward = 0.0  # tau2's reward of the evaluation, once there is one
@@ -122,6 +124,9 @@ class Tau2Env(Env):
         greeting.timestamp = get_now()
         self._trajectory = [greeting]
         return await self._hear_user(greeting.content or "")
+
+    def unseeded_draws(self) -> str | None:
+        return self.user.unseeded()
 
     def _build_environment(self) -> Environment:
         task = self.spec.task
@@ -230,20 +235,28 @@ class Tau2Env(Env):
         assert self._env is not None
         turn: UserTurn = await self.user.reply(incoming)
         while turn.tool_calls:
+            made = [c for c in turn.tool_calls if c.unreadable is None]
             requests = [
                 Tau2ToolCall(id=c.id, name=c.name, arguments=dict(c.arguments), requestor="user")
-                for c in turn.tool_calls
+                for c in made
             ]
-            self._record(UserMessage(role="user", content=turn.text, tool_calls=requests))
+            if requests:  # a call the user wrote that is no call is answered below, never made in tau2
+                self._record(UserMessage(role="user", content=turn.text, tool_calls=requests))
             results = [await self._response(request) for request in requests]
             self._trajectory.extend(results)
-            self._steps += 1  # tau2 counts one step for all results of a message
+            self._steps += 1  # tau2 counts one step for all results of a message (bounds a user's retries)
             self._errors += sum(result.error for result in results)
+            self._user_call_errors += len(turn.tool_calls) - len(made)
             if self._limit_reached():
                 return await self._finish(None)
-            pairs = zip(requests, results, strict=True)
+            answers = {q.id: r.content or "" for q, r in zip(requests, results, strict=True)}
             turn = await self.user.reply(
-                tuple(UserToolResult(r.id, q.name, r.content or "") for q, r in pairs)
+                tuple(
+                    UserToolResult(
+                        c.id, c.name, answers[c.id] if c.unreadable is None else unreadable_result(c)
+                    )
+                    for c in turn.tool_calls
+                )
             )
         if not turn.text or not turn.text.strip():
             # tau2 rejects an empty user message (UserError), which ends the simulation.
@@ -314,6 +327,7 @@ class Tau2Env(Env):
             "tool_errors": self._errors,
             "format_errors": self._format_errors,
             "user_turns": self._user_turns,
+            "user_call_errors": self._user_call_errors,
             "reward_info": evaluation,
         }
 

@@ -123,6 +123,39 @@ class UserToolCall:
     id: str
     name: str
     arguments: dict[str, Any]
+    # Why the model-played user's arguments text is no call (not JSON, or JSON of no object), None when
+    # it is one. Such a call is not made: the user is answered with the problem (`unreadable_result`),
+    # as a tool's error, and the episode counts it as the user's (outcome `user_call_errors`). Run with
+    # {} as before, a tool taking no argument ran a call the user never wrote; tau2's client raises.
+    unreadable: str | None = None
+    # The arguments as the user wrote them when unreadable, shown back to it in its own conversation.
+    written: str | None = None
+
+
+def user_call(id: str, name: str, text: str | None) -> UserToolCall:
+    """The user's call of `name` whose arguments are the JSON text `text` (None: no arguments, {})."""
+    try:
+        value = outside_json.loads(text or "{}", "the user's tool call arguments")
+    except json.JSONDecodeError as exc:
+        return UserToolCall(
+            id, name, {}, f"its arguments are no JSON ({exc.msg} at character {exc.pos})", text
+        )
+    except ValueError as exc:  # an integer past Python's digit limit
+        return UserToolCall(id, name, {}, f"its arguments are no JSON object we read ({exc})", text)
+    if not isinstance(value, dict):
+        return UserToolCall(
+            id, name, {}, f"its arguments are a JSON {type(value).__name__}, not an object", text
+        )
+    return UserToolCall(id, name, value)
+
+
+def unreadable_result(call: UserToolCall) -> str:
+    """What the user is answered for a call it wrote that is no call (`UserToolCall.unreadable`)."""
+    written = (call.written or "")[:200]
+    return (
+        f"Error: the call of {call.name[:80]} was not made: {call.unreadable}. You wrote {written!r}; "
+        'write the arguments as one JSON object, e.g. {"name": "value"} ({} for none).'
+    )
 
 
 @dataclass(frozen=True)
@@ -159,6 +192,11 @@ class UserSession(ABC):
 
     @abstractmethod
     async def reply(self, incoming: Incoming) -> UserTurn: ...
+
+    def unseeded(self) -> str | None:
+        """Why this session's replies may not follow `seed` (Env.unseeded_draws), None when they do. A
+        simulator of a plugin's that does not say is taken at its silence: not reproducible."""
+        return f"the user simulator's session {type(self).__name__} does not say its replies follow the seed"
 
 
 class UserSimulator(ABC):
@@ -209,7 +247,7 @@ class LLMUser(UserSimulator):
             response = await client.chat.completions.create(**request)
         message = response.choices[0].message
         calls = tuple(
-            UserToolCall(id=call.id, name=call.function.name, arguments=_arguments(call.function.arguments))
+            user_call(call.id, call.function.name, call.function.arguments)
             for call in message.tool_calls or ()
         )
         return UserTurn(text=message.content, tool_calls=calls)
@@ -258,12 +296,25 @@ class LLMUserSession(UserSession):
                 {
                     "id": call.id,
                     "type": "function",
-                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                    "function": {"name": call.name, "arguments": _as_written(call)},
                 }
                 for call in turn.tool_calls
             ]
         self.messages.append(message)
         return turn
+
+    def unseeded(self) -> str | None:
+        """A sampling user's draws follow the seed only if its server reads the request's `seed` (and
+        draws deterministically by it), which no answer shows: a server that ignores it (or samples
+        on several GPUs without deterministic inference) plays another conversation each time."""
+        config = self.user.config
+        if config.temperature == 0:
+            return None
+        return (
+            f"the user model {config.model!r} at {config.base_url} samples at temperature "
+            f"{config.temperature:g}; its requests carry seeds drawn from the episode's, which its server "
+            "may not read (env.user.temperature: 0 for a greedy user)"
+        )
 
     def _request_seed(self) -> int | None:
         """The seed of this session's next request: one per reply, from the episode's seed and the
@@ -274,13 +325,10 @@ class LLMUserSession(UserSession):
         return zlib.crc32(f"{self.seed}/{replies}".encode()) & 0x7FFFFFFF
 
 
-def _arguments(text: str | None) -> dict[str, Any]:
-    """A tool call's JSON arguments; unparsable ones become {} so the tool answers with its own error."""
-    try:
-        value = outside_json.loads(text or "{}", "the user's tool call arguments")
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
+def _as_written(call: UserToolCall) -> str:
+    """A call's arguments in the user's own history: as it wrote them when they are no call (it reads its
+    mistake beside the error), else their JSON."""
+    return call.written if call.unreadable is not None and call.written else json.dumps(call.arguments)
 
 
 # ----------------------------------------------------------------------------------------- scripted
@@ -358,6 +406,9 @@ class ScriptedUserSession(UserSession):
         self._tools = {str(tool["function"]["name"]) for tool in task.tools if "function" in tool}
         self._opened = False
         self._calls = 0
+
+    def unseeded(self) -> str | None:
+        return None  # deterministic: its rules read the agent's text only
 
     async def reply(self, incoming: Incoming) -> UserTurn:
         if not isinstance(incoming, str):
