@@ -241,6 +241,15 @@ def unexpected(error: BaseException) -> int:
     if isinstance(error, ModuleNotFoundError) and (error.name or "").partition(".")[0] not in OWN_PACKAGES:
         return _not_set_up(error.name or "?")
     what = (str(error).strip().splitlines() or [""])[0]
+    from launch.cli.shadowed import shadows  # lazy: only once a command failed
+
+    found = shadows(own=OWN_PACKAGES, error=error)
+    if found:  # the user's file, not t3rl: named with the fix (a plugin's json.py on PYTHONPATH)
+        _say(
+            f"error: t3rl failed ({type(error).__name__}: {what}) with a module of the import path in the "
+            f"place of another: {found[0].sentence()}. fix: {found[0].fix()}"
+        )
+        return EXIT_FAILED
     _say(
         f"error: t3rl failed unexpectedly: {type(error).__name__}: {what}. This is a bug in t3rl: please "
         f"report it with the command line; `{TRACEBACK_VARIABLE}=1 t3rl …` shows where it happened"

@@ -4,18 +4,24 @@ with its declaration turned off."""
 
 from __future__ import annotations
 
+import importlib
+import os
+import subprocess
 import sys
 import textwrap
 import types
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from launch.checks.rules import components
 from launch.checks.rules.module_state import ITEM_READERS, UNREAD, Change, world_changes
+from launch.cli.shadowed import shadows
 from t3rl_core.envs.base import Env
 from t3rl_core.plugins import UsedPlugin
 from tests.plugins.test_hub_hunt_wave6 import HEAD
+from tests.support.plugin_example import EXAMPLE, EXAMPLE_CONF
 
 # ------------------------------------------------ module state through a call's result, globals(), exec
 
@@ -169,3 +175,71 @@ def test_pre_flight_names_the_held_object_and_refuses_code_it_cannot_read() -> N
     (left,) = _said(("TOOLS",))
     assert "exec(…)" in left, left
     assert _said(("TOOLS", *sorted(UNREAD))) == []
+
+
+# ------------------------------------------------ a plugin's module named like Python's or a library's
+
+PLUGIN_REWARD = """
+from t3rl_counter.reward import ExactTarget, ExactTargetConfig
+
+
+class HConfig(ExactTargetConfig):
+    name: str = "{module}:H"
+
+
+class H(ExactTarget):
+    Config = HConfig
+"""
+
+
+def _raised_in(file: Path) -> BaseException:
+    """An error whose traceback ran `file`'s code (as a failed import's leaves it)."""
+    code = compile(
+        "raise ImportError('cannot import name Field (most likely due to a circular import)')",
+        str(file),
+        "exec",
+    )
+    try:
+        exec(code, {})
+    except ImportError as error:
+        return error
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("name", ["json", "secrets", "logging", "yaml", "pydantic"])
+def test_a_module_named_like_pythons_or_a_librarys_is_named_with_its_fix(name: str, tmp_path: Path) -> None:
+    """Property over the declaration (shadowed.INSTALL_PATHS, sys.stdlib_module_names, site-packages):
+    a file on the path named like a standard module or an installed library's, loaded or run in the
+    failure's traceback, is named; the same name loaded from where it is installed, and a name of
+    neither, are not."""
+    file = tmp_path / f"{name}.py"
+    file.write_text("")
+    module = types.ModuleType(name)
+    module.__file__ = str(file)
+    (loaded,) = shadows(modules={name: module}, path=[])
+    assert loaded.name == name and loaded.file == file, loaded
+    (raised,) = shadows(modules={}, error=_raised_in(file), path=[str(tmp_path)])
+    assert raised == loaded
+    assert shadows(modules={name: importlib.import_module(name)}, path=[]) == []
+    mine = tmp_path / f"my_{name}.py"
+    mine.write_text("")
+    assert shadows(modules={}, error=_raised_in(mine), path=[str(tmp_path)]) == []
+
+
+def test_validate_with_a_plugins_json_py_on_the_path_names_it_not_a_bug_in_t3rl(tmp_path: Path) -> None:
+    """A plugin reward in `json.py` (or `secrets.py`, `yaml.py`) in a directory on PYTHONPATH, as wave
+    four's fix puts a plugin's directory: every `t3rl validate` of any config failed in a library's
+    circular import, `t3rl failed unexpectedly: AttributeError: partially initialized module 'json' …
+    This is a bug in t3rl`. Now the file is named as what Python loads for `json`, with the rename."""
+    (tmp_path / "json.py").write_text(PLUGIN_REWARD.format(module="json"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(EXAMPLE)])}
+    argv = [str(Path(sys.executable).with_name("t3rl")), "validate", "--config-dir", str(EXAMPLE_CONF)]
+    done = subprocess.run(
+        [*argv, "+experiment=counter"], env=env, capture_output=True, text=True, timeout=120
+    )
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 1 and "bug in t3rl" not in said, said
+    assert (
+        f"{tmp_path / 'json.py'} is loaded as the module 'json', the name of Python's standard module" in said
+    )
+    assert "fix: rename json.py (e.g. my_json)" in said, said
