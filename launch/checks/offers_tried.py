@@ -1,9 +1,11 @@
-"""A rule's fix may offer to change what a stage is (`set stages.sft.curriculum.mode=rl` for an SFT stage
-of a family slime cannot mask): the stage then meets the other kind's rules, which its data or its
-settings may refuse (retool_sft holds demonstrations: an RL stage of it is refused). Such an alternative
-is tried with the rest of the line, as the fix applier would apply it, and dropped when the line it makes
-is refused for a reason the line as typed was not (was: offered, refused when applied); none left: the
-message says why each was refused and no fix is proposed."""
+"""A rule's fix may offer alternatives (`set a=1; or set b=2`), each one the user may apply; the fix applier
+and the suite apply the first only. So each alternative that assigns keys is tried with the rest of the
+line, as the fix applier would apply it, and dropped when the line it makes is refused for a reason the
+line as typed was not, or still for the same one (was: offered, refused when applied). An offer to change
+what a stage is (`set stages.sft.curriculum.mode=rl` for an SFT stage of a family slime cannot mask) is
+one: the stage then meets the other kind's rules, which its data may refuse (retool_sft holds
+demonstrations). The message says why each dropped alternative was refused; none left, no fix is
+proposed."""
 
 from __future__ import annotations
 
@@ -14,16 +16,21 @@ from launch.checks.alternatives_tried import Trial, tried
 from launch.checks.fix_closure import _TRYING, Refusals
 from launch.config.errors import Problem
 
-# An alternative that sets a stage's mode, alone or with other keys: "set stages.<s>.curriculum.mode=<m> …"
-_STAGE_KIND = re.compile(
-    r"^set (?P<sets>(?:\+?[A-Za-z_][\w.]*=\S+ )*\+?stages\.\w+\.curriculum\.mode=\S+"
-    r"(?: \+?[A-Za-z_][\w.]*=\S+)*)(?: \(.*)?$"
+_KEY = r"\+?[A-Za-z_][\w.@]*"
+# An alternative that assigns keys and says nothing else, as tests.support.fix_applier applies it:
+# "[set ]<k>=<v> [<k2>=<v2> …][ instead of `<typed>`][ (why)]".
+_ASSIGNS = re.compile(
+    rf"^(?:set )?(?P<sets>{_KEY}=[^\s`]+(?: {_KEY}=[^\s`]+)*)(?: instead of `(?P<typed>[^`]+)`)?(?: \(.*\))?$"
 )
 _OR = "; or "
 
 
-def offers_a_stage_kind(problem: Problem) -> bool:
-    return problem.severity == "error" and any(_STAGE_KIND.match(a) for a in problem.fix.split(_OR))
+def offers_alternatives(problem: Problem) -> bool:
+    """An error whose fix offers more than one alternative, or one that changes what a stage is."""
+    if problem.severity != "error":
+        return False
+    alternatives = problem.fix.split(_OR)
+    return len(alternatives) > 1 or any(".curriculum.mode=" in a for a in alternatives)
 
 
 def tried_offers(
@@ -33,7 +40,7 @@ def tried_offers(
         return problems
     typed = {(p.key, p.message) for p in problems if p.severity == "error"}
     return [
-        _tried_offer(p, overrides, config_dirs, refusals, typed) if offers_a_stage_kind(p) else p
+        _tried_offer(p, overrides, config_dirs, refusals, typed) if offers_alternatives(p) else p
         for p in problems
     ]
 
@@ -46,17 +53,21 @@ def _tried_offer(
     typed: set[tuple[str, str]],
 ) -> Problem:
     def line(alternative: str) -> Trial | None:
-        found = _STAGE_KIND.match(alternative)
-        if found is None:
-            return None
+        found = _ASSIGNS.match(alternative)
+        if found is None or (found["typed"] and found["typed"] not in overrides):
+            return None  # prose, or a form the applier reads otherwise: offered as written
         sets = found["sets"].split()
         keys = {s.partition("=")[0].lstrip("+") for s in sets}
-        rest = [o for o in overrides if o.partition("=")[0].lstrip("+~") not in keys]
-        return Trial(f"`{found['sets']}`", [*rest, *sets])
+        added = {o.partition("=")[0].lstrip("+") for o in overrides if o.startswith("+")}
+        rest = [o for o in overrides if o != found["typed"] and o.partition("=")[0].lstrip("+~") not in keys]
+        # a key the user added keeps its '+' (the applier's reading)
+        made = [f"+{s}" if s.partition("=")[0] in added and not s.startswith("+") else s for s in sets]
+        return Trial(f"`{found['sets']}`", [*rest, *made])
 
     def own(_: str, errors: list[Problem]) -> list[Problem]:
-        # an error the line as typed did not have (its other errors are not the offer's)
-        return [e for e in errors if (e.key, e.message) not in typed]
+        # an error the line as typed did not have (its other errors are not the offer's), or this one again
+        mine = (problem.key, problem.message)
+        return [e for e in errors if (e.key, e.message) not in typed or (e.key, e.message) == mine]
 
     kept, refused = tried(problem.fix.split(_OR), line, own, config_dirs, refusals)
     if not refused:

@@ -185,8 +185,8 @@ def resolve(
         *_another_checkout(),
     ]
     if any(p.severity == "error" for p in problems):
-        if any(".curriculum.mode=" in p.fix for p in problems):  # `set …mode=rl`: the other kind's rules too
-            from launch.checks.offers_tried import tried_offers  # lazy: only a stage's kind offered
+        if any("; or " in p.fix or ".curriculum.mode=" in p.fix for p in problems):  # each alternative tried
+            from launch.checks.offers_tried import tried_offers  # lazy: only alternatives offered
 
             problems = tried_offers(problems, overrides, config_dirs, _refusals)
         errors = [p for p in problems if p.severity == "error"]
