@@ -413,6 +413,16 @@ def read_metric(summary: Mapping[str, Any], dotted: str) -> float:
         # No eval writes one (rewards and verdicts are held finite); a summary edited or written by
         # another tool may: NaN ranked by max() by its position, and its interval raised out of sweep.md.
         raise UnreadableMetric(f"{dotted!r} is {shown(node)}, not a finite number: rerun that eval")
+    if not 0 <= node <= 1:
+        from t3rl_core.eval.metrics import is_rate  # lazy: only for a number outside [0, 1]
+
+        if is_rate(part):
+            # A share of tasks no eval writes outside [0, 1]: a summary edited, written by another tool,
+            # or in percent (a newer or other writer's scale) was ranked as a rate of 7.
+            raise UnreadableMetric(
+                f"{dotted!r} is {shown(node)}, outside a rate's [0, 1] (a share of tasks; in percent, or "
+                "not written by a t3rl eval?): rerun that eval"
+            )
     return float(node)
 
 

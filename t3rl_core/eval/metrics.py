@@ -86,6 +86,14 @@ class EpisodeScore:
 
 # Per block, per rate: the tasks it averages over (`rate_count`).
 TASKS_SCORED = "tasks_scored"
+# The rates of a block (its TASKS_SCORED keys): shares of tasks, each in [0, 1]; pass@k / pass^k by k.
+RATES = ("accuracy", "accuracy_without_user_simulator")
+RATES_BY_K = ("pass@", "pass^")
+
+
+def is_rate(name: str) -> bool:
+    """Whether a block's number `name` is a rate (a share of tasks, in [0, 1])."""
+    return name in RATES or any(name.startswith(p) and name[len(p) :].isdigit() for p in RATES_BY_K)
 
 
 def summarize(scores: Iterable[EpisodeScore], ks: Sequence[int]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ of results read or compared wrongly. Each test fails with its declaration turned
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,9 @@ import pytest
 import yaml
 
 from launch.cli.runs import JSON_EVAL_KEYS, list_runs
+from launch.run.sweep import UnreadableMetric, read_metric
 from t3rl_core.eval.identity import PARTS
+from t3rl_core.eval.metrics import TASKS_SCORED, EpisodeScore, is_rate, summarize
 
 # ------------------------------------------------ t3rl runs --json: keys fixed, each number's identity
 
@@ -71,3 +74,42 @@ def test_one_metric_name_from_two_scorers_says_which_scorer_measured_each(
     }
     assert evals["old"]["identity"] is None
     assert evals["a"]["other_benchmark"] == [] and evals["b"]["other_benchmark"][0].startswith("scorer:")
+
+
+# ------------------------------------------------ a rate outside [0, 1]: another scale, not a rate of 7
+
+
+def _summary() -> dict[str, Any]:
+    scores = [EpisodeScore(f"t{i}", "c", i % 2 == 0, float(i), 0.5) for i in range(4) for _ in range(2)]
+    return summarize(scores, ks=[1, 2])
+
+
+def test_the_declared_rates_are_what_an_eval_counts_and_each_lies_in_0_1() -> None:
+    """The declaration agrees with the eval: every rate a block counts tasks for (tasks_scored) is a
+    rate by metrics.is_rate, and its value lies in [0, 1]; the block's other numbers are not rates."""
+    block = _summary()["overall"]
+    assert {name for name in block if is_rate(name)} == set(block[TASKS_SCORED])
+    assert all(0 <= block[name] <= 1 for name in block[TASKS_SCORED])
+
+
+@pytest.mark.parametrize("value", [7.0, 50, -0.25, 1.0001])
+def test_a_rate_outside_0_1_is_named_never_ranked(
+    value: float, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A summary whose accuracy is 7.0 (hand-edited, another tool's, or a rate in percent: 50 for 0.5)
+    was listed as `7.000 (n=4)`, put beside 0.500 by `runs diff` as +6.500 and ranked best by a sweep.
+    Now every declared rate is read in [0, 1] by the one reader of a summary's number (read_metric),
+    named when outside; a mean reward or a count outside [0, 1] is read as before."""
+    summary = _summary()
+    for name in [n for n in summary["overall"] if is_rate(n)]:
+        edited = copy.deepcopy(summary)
+        edited["overall"][name] = value
+        with pytest.raises(UnreadableMetric, match=r"outside a rate's \[0, 1\]"):
+            read_metric(edited, f"overall.{name}")
+    edited = copy.deepcopy(summary)
+    edited["overall"]["reward"] = value
+    assert read_metric(edited, "overall.reward") == value
+    assert read_metric(summary, "overall.tasks") == 4
+    edited["overall"]["accuracy"] = value
+    _run(tmp_path, "a", edited)
+    assert _listed(tmp_path, "overall.accuracy", capsys)["a"]["value"] is None
