@@ -80,13 +80,16 @@ def _command(args: list[str]) -> int | str | None:
 
 
 def is_plain(args: list[str]) -> bool:
-    """`plan|run|validate` followed by overrides only (nothing that starts with '-'), not completing."""
+    """`plan|run|validate` followed by overrides only (nothing that starts with '-'), not completing, in
+    plain ASCII text (a character pasted for it is refused by the app: launch.cli.pasted_characters)."""
     completing = any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ)
     return (
         bool(args)
         and args[0] in PLAIN_COMMANDS
         and not any(a.startswith("-") for a in args[1:])
         and not completing
+        # other text goes through the app, which refuses a character pasted for plain text
+        and all(arg.isascii() and arg.isprintable() for arg in args)
     )
 
 

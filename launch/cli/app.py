@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 
 from launch.cli.lazy import LazyGroup
-from launch.config.command_line import COMMAND_OPTIONS, COMMANDS_WITH
+from launch.config.command_line import COMMAND_OPTIONS, COMMANDS_WITH, HELP_OPTIONS, ROOT_OPTIONS
 
 app = typer.Typer(
     name="t3rl",
@@ -33,7 +33,7 @@ app = typer.Typer(
     cls=LazyGroup,
     # -h as most tools take it: `t3rl run -h` was read as an override `h` ("write it as an override
     # without dashes"). Every command's context inherits it.
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": list(HELP_OPTIONS)},
 )
 
 
@@ -68,6 +68,7 @@ def _options(
     command = ctx.command.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
     params = command.params if command is not None else []
     COMMAND_OPTIONS.set(tuple(o for param in params for o in param.opts if o.startswith("-")))
+    ROOT_OPTIONS.set(tuple(o for param in ctx.command.params for o in param.opts if o.startswith("-")))
     COMMANDS_WITH.set(lambda option: _commands_with(ctx, option))
 
 

@@ -335,7 +335,10 @@ def ls_command(group: str | None, config_dirs: list[str], option: str | None = N
             _print_registry(group, listing if name in known else None, console)
     if group is not None and option is not None:
         chosen = f"{'+' if group in OPTIONAL_GROUPS else ''}{group}={option}"
-        console.print(f"the config it composes: t3rl show {escape(chosen)}; choose it with {escape(chosen)}")
+        # an option of one's own config dir is found only with it: the line names it as `ls` was given it
+        dirs = "".join(f" --config-dir {shlex.quote(d)}" for d in config_dirs)
+        shown = escape(f"t3rl show{dirs} {chosen}")
+        console.print(f"the config it composes: {shown}; choose it with {escape(chosen)}")
         return 0
     console.print("* = the default; choose another with GROUP=OPTION (an experiment with +experiment=NAME)")
     return 0

@@ -30,6 +30,16 @@ class Subcommand:
     help: str
 
 
+# Typer's completion options, by their parameter names, with the help of the SHELL they take
+# (launch.cli.completion_shells reads it after them).
+COMPLETION_HELP = {
+    "install_completion": (
+        "Install completion for SHELL, by default the shell you are in (one without a completion script "
+        "is refused, naming those with one). Restart the shell afterwards."
+    ),
+    "show_completion": "Print the completion script for SHELL (as --install-completion), to install by hand.",
+}
+
 # In the order `t3rl --help` lists them.
 SUBCOMMANDS = {
     "run": Subcommand(
@@ -118,9 +128,23 @@ class LazyGroup(PlainGroup):
         with the line that works (Click named the first argument as an unknown command or option)."""
         # The command line as typed after `t3rl`: a stopped command's resume line repeats it whole.
         ctx.meta.setdefault(ARGV_KEY, list(args))
+        first = args[0].partition("=")[0] if args else ""
+        if not ctx.resilient_parsing and any(
+            first in p.opts and p.name in COMPLETION_HELP for p in self.params
+        ):
+            from launch.cli.completion_shells import completion_request  # lazy: only to complete
+
+            completion_request(args, ctx)  # the SHELL named after the option, which Typer's flag ignored
+        if not ctx.resilient_parsing and not all(arg.isascii() and arg.isprintable() for arg in args):
+            from launch.cli.pasted_characters import pasted_refusal  # lazy: only a line of other text
+
+            pasted = pasted_refusal(args)
+            if pasted is not None:
+                from launch.config.errors import ConfigError  # lazy: only for a line to refuse
+
+                raise typer.Exit(exit_code_for(ConfigError([pasted])))
         own = [name for param in self.params for name in (*param.opts, *param.secondary_opts)]
         own += ctx.help_option_names
-        first = args[0].partition("=")[0] if args else ""
         if first and first not in SUBCOMMANDS and first not in own and not ctx.resilient_parsing:
             from launch.cli.misplaced import misplaced  # lazy: only when the command is not first
 
@@ -128,6 +152,13 @@ class LazyGroup(PlainGroup):
             if wrong is not None:
                 raise typer.BadParameter(wrong, ctx, param_hint="COMMAND")
         return super().parse_args(ctx, args)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """Typer's completion options, with the help of the SHELL they take (launch.cli.completion_shells)."""
+        params = super().get_params(ctx)
+        for param in params:
+            param.help = COMPLETION_HELP.get(param.name, param.help)
+        return params
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True

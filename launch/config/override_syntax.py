@@ -20,7 +20,7 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
-from launch.config.command_line import COMMAND_OPTIONS, COMMANDS_WITH
+from launch.config.command_line import COMMAND_OPTIONS, COMMANDS_WITH, HELP_NEAR, HELP_OPTIONS, ROOT_OPTIONS
 from launch.config.errors import AS_TYPED, QUOTED_ONLY, Problem, did_you_mean
 from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
@@ -299,6 +299,10 @@ class _Reader:
             overrides = [shell_word(o) for o in self.items if o != item and not o.startswith("-")]
             fix = " ".join([command, *dirs, *overrides]) if command != _RESUME else command
             return _Reading(1, flag.lstrip("-"), f"'{item}' is not an option of this command: {why}", (), fix)
+        if flag in ROOT_OPTIONS.get():
+            # `t3rl run --version`: an option of t3rl itself, which goes before any command
+            message = f"'{item}' is an option of t3rl itself, not of this command: it goes before any command"
+            return _Reading(1, flag, message, (), f"t3rl {item}")
         if flag in _OUTPUT_FLAGS and equals + value not in ("", "true"):
             # `t3rl eval|data|plan --out DIR` carried over to a command that writes under paths.runs_dir
             message = f"'{typed}' is not an option of this command: a run's dir is made under paths.runs_dir"
@@ -357,8 +361,15 @@ def _commands_with(flag: str) -> list[str]:
 
 
 def _closest_option(flag: str) -> str | None:
-    """The option of the running command closest to a misspelt one (`--run_dir` → `--run-dir`)."""
-    return did_you_mean(flag, COMMAND_OPTIONS.get())
+    """The option of the running command closest to a misspelt one (`--run_dir` → `--run-dir`), or its
+    help option misspelt (`--hlep`, `--Help`)."""
+    import difflib  # lazy: asked only once something is misspelt
+
+    found = did_you_mean(flag, COMMAND_OPTIONS.get())
+    if found is not None:
+        return found
+    near = difflib.get_close_matches(flag.lower(), HELP_OPTIONS, n=1, cutoff=HELP_NEAR)
+    return near[0] if near else None
 
 
 def _key_named(name: str, keys: Collection[str]) -> str | None:

@@ -62,16 +62,20 @@ def first_comment(file: Path | None) -> str:
     words: list[str] = []
     for line in file.read_text().splitlines():
         stripped = line.strip()
-        if not stripped.startswith("#"):
+        if not stripped.startswith("#") or (words and _EXAMPLE.match(stripped)):
+            # an example indented under the prose (`#   t3rl plan … # a verifiers environment`) is a line
+            # to paste, never the rest of a sentence: joined in, its own comment ran into the next one
             break
         if not stripped.startswith("# @package"):
             words.append(stripped.lstrip("#").strip())
-    text = " ".join(words)
+    text = " ".join(words).removesuffix(":")
     for end in (m.start() + 1 for m in re.finditer(r"\. ", text)):
         if not text[:end].endswith(_ABBREVIATIONS):
             return text[:end]
     return text
 
 
+# A comment line indented past `# `: an example (a command, a snippet) under the prose above it.
+_EXAMPLE = re.compile(r"^#\s{2,}\S")
 # Abbreviations whose period ends no sentence (`t3rl ls` cut a description at "i.e.").
 _ABBREVIATIONS = (" i.e.", " e.g.", " cf.", " vs.", " approx.", "(i.e.", "(e.g.", "(cf.")
