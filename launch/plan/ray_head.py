@@ -16,7 +16,9 @@ class RayHead(Record):
     port: int = _LOCAL["ray_port"].default
     dashboard_port: int = _LOCAL["dashboard_port"].default
 
-    def start_argv(self, gpus: int) -> list[str]:
+    def start_argv(self, gpus: int, temp_dir: str | None = None) -> list[str]:
+        """`temp_dir`: the head's own session files (its address, sockets, logs), apart from another
+        head's on this machine: Ray's default, /tmp/ray, is one for every head of the machine."""
         return [
             "ray",
             "start",
@@ -27,9 +29,12 @@ class RayHead(Record):
             str(self.dashboard_port),
             "--num-gpus",
             str(gpus),
+            *(["--temp-dir", temp_dir] if temp_dir is not None else []),
             "--disable-usage-stats",
         ]
 
     @staticmethod
     def stop_argv() -> list[str]:
+        """plan.sh's, run by hand: `ray stop` stops every head of the machine (t3rl's local executor
+        stops its own head's processes alone, found by the execution id they carry)."""
         return ["ray", "stop"]

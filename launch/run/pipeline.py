@@ -757,6 +757,8 @@ def _run_stage(
     if rec is not None and rec.status == "running":
         # The t3rl process that ran it died (we hold the run dir's lock): stop its leftovers first.
         _stop_stale(executor, stage, rec, reporter, copy_of(run_dir, state))
+    from launch.run.inherited_env import inherited  # lazy: only when a stage runs, not for a plan
+
     attempt = (rec.attempts + 1) if (decision.action == "resume" and rec) else 1
     run_id = uuid.uuid4().hex[:12]
     run_dir.write_files(stage.files)
@@ -769,6 +771,7 @@ def _run_stage(
         attempts=attempt,
         started_at=now(),
         code=_code(run_dir),
+        environ=inherited(os.environ),
     )
     run_dir.record(state, stage.name, record)
 

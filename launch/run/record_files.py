@@ -261,8 +261,9 @@ STAGE_FIELDS: dict[str, tuple[type, ...]] = {
     "handle": (dict,),
     "outputs": (dict,),  # path → digest (text), or null for an output that was missing
     "code": (dict, _NONE),
+    "environ": (dict, _NONE),  # variable → its value (text)
 }
-_TEXT_VALUED = ("upstream", "outputs")
+_TEXT_VALUED = ("upstream", "outputs", "environ")
 _KINDS = {str: "text", int: "a whole number", dict: "a mapping", _NONE: "null"}
 
 

@@ -60,7 +60,7 @@ STATE_VERSION = 1
 
 _RECORD_FIELDS = (
     "status", "fingerprint", "run_id", "upstream", "attempts", "started_at", "finished_at", "returncode",
-    "message", "handle", "outputs", "code",
+    "message", "handle", "outputs", "code", "environ",
 )  # fmt: skip
 
 
@@ -97,6 +97,9 @@ class StageRecord:
         # The t3rl checkout's git state (sha, dirty) its command was started with: the manifest's of the
         # attempt that ran it (a later attempt that keeps its output rewrites the manifest, not this).
         code: dict[str, Any] | None = None,
+        # The variables of `launch.run.inherited_env.INHERITED` set when its command started (None: a
+        # record of a t3rl before it): a resume keeping the output names those that changed since.
+        environ: dict[str, str] | None = None,
     ) -> None:
         self.status, self.fingerprint, self.run_id = status, fingerprint, run_id
         self.upstream = {} if upstream is _FRESH else upstream
@@ -104,7 +107,7 @@ class StageRecord:
         self.returncode, self.message = returncode, message
         self.handle = {} if handle is _FRESH else handle
         self.outputs = {} if outputs is _FRESH else outputs
-        self.code = code
+        self.code, self.environ = code, environ
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
 

@@ -120,6 +120,7 @@ def run_single(
     if existing is not None:
         _show_config_changes(existing, resolved, console, resumed=True)
         _show_code_change(existing, console)
+        _show_environ_change(existing, console)
     elif not dry:
         from launch.run.unfinished import unfinished_same_run  # lazy: a new run only, not plan or validate
 
@@ -333,6 +334,7 @@ def _preview(
     plan = plan_run(resolved, existing)
     _show_config_changes(existing, resolved, console, resumed=False)
     _show_code_change(existing, console)
+    _show_environ_change(existing, console)
     preview(
         plan, existing, from_stage=from_stage, only=only, reporter=RichReporter(console, show_commands=True)
     )
@@ -396,6 +398,36 @@ def _show_code_change(existing: RunDir, console: Console | PlainConsole) -> None
         f"code changed since {', '.join(older)} ran (t3rl at {_commit(first)} → {_commit(code)}): their "
         f"outputs are kept while their command and inputs are unchanged; `t3rl run --run-dir "
         f"{shlex.quote(str(existing.path))} --from {older[0]}` runs them again with this code",
+        soft_wrap=True,
+        markup=False,
+    )
+
+
+def _show_environ_change(existing: RunDir, console: Console | PlainConsole) -> None:
+    """Stages whose outputs a resume keeps although a variable of the shell that changes how a stage runs
+    (`launch.run.inherited_env.INHERITED`: CUDA_VISIBLE_DEVICES, NCCL_*, the hub cache, ...) changed
+    since they ran: no part of the run's identity, so nothing reruns for it; each change named, with the
+    line that reruns them."""
+    from launch.run.inherited_env import changed_since, inherited  # lazy: a resume or its preview only
+
+    try:
+        state = existing.load_state()
+    except RunDirError:
+        return  # the run itself reports the damaged state file
+    now_ = inherited(os.environ)
+    kept = {
+        name: changed_since(record.environ, now_)
+        for name, record in state.stages.items()
+        if record.status in ("succeeded", "skipped") and record.environ is not None
+    }
+    older = [name for name, changes in kept.items() if changes]
+    if not older:
+        return
+    changes = list(dict.fromkeys(change for name in older for change in kept[name]))
+    console.print(
+        f"environment changed since {', '.join(older)} ran ({'; '.join(changes)}): not part of the run's "
+        f"identity, their outputs are kept; `t3rl run --run-dir {shlex.quote(str(existing.path))} --from "
+        f"{older[0]}` runs them again with it",
         soft_wrap=True,
         markup=False,
     )

@@ -16,7 +16,7 @@ from launch.checks.rules import kinds
 from launch.config.schema import LocalExecutorConfig
 from launch.plan.build import Plan
 from launch.plan.stages import Stage
-from launch.run.executors.local import LocalExecutor
+from launch.run.executors.local import LocalExecutor, ray_temp_dir
 from launch.run.pipeline import run_pipeline
 from launch.run.rundir import RunDir
 
@@ -117,9 +117,10 @@ def test_ray_head_is_started_for_the_stage_and_stopped_even_when_it_fails(tmp_pa
     _, result = _run(tmp_path, "exit 1", needs_ray_head=True, gpus=8)
     assert result.status == "failed"
     calls = (tmp_path / "ray.calls").read_text().splitlines()
+    # Stopped as the stage's processes are (its execution id): `ray stop` stops every head of the machine.
+    temp = ray_temp_dir(tmp_path / "run" / "stages" / "s")
     assert calls == [
-        "start --head --port 6379 --dashboard-port 8265 --num-gpus 8 --disable-usage-stats",
-        "stop",
+        f"start --head --port 6379 --dashboard-port 8265 --num-gpus 8 --temp-dir {temp} --disable-usage-stats"
     ]
 
 

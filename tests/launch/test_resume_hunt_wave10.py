@@ -4,21 +4,40 @@
   store a command names (`launch.plan.build.CONTENT_STORES`: the conversion cache in
   `paths.checkpoints_dir`) count relative to the store, so a store moved (another machine, the setting
   changed) reruns nothing; a record an older t3rl wrote is read and upgraded, not rerun.
+- A local run's Ray head is its own: its processes carry the stage's execution id and are stopped with
+  the stage (its end, a Ctrl-C, a resume's `stop_stale`), never by `ray stop`, which stopped every head
+  of the machine (another run's beside it); each head has its own temp dir. The head also outlives the
+  `ray start` that starts it (its daemons stay in that command's process group, which the executor
+  stopped the moment `ray start` returned, before the train stage could reach the head).
+- A variable of the shell that changes how a stage runs but is no part of the run's identity
+  (`launch.run.inherited_env.INHERITED`: CUDA_VISIBLE_DEVICES, NCCL_*, PYTHONHASHSEED, the hub cache)
+  is kept in the stage's record when its command starts; a resume (and its preview) that keeps the
+  stage's output names each one that changed since, with the line that reruns it.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
-from pipeline_helpers import count, run, stage
+from pipeline_helpers import alive, count, run, stage
 from run_configs import make_run, t3rl_stages
 
+from launch.checks.rules import kinds
+from launch.config.schema import LocalExecutorConfig
+from launch.output.plain import PlainConsole
 from launch.plan.build import CONTENT_STORES, Plan, PlanContext, build_plan
 from launch.plan.stages import DIR
-from launch.run.pipeline import fingerprint, older_fingerprints
+from launch.run.executors.local import STAGE_RUN_ENV, LocalExecutor, _group_handle
+from launch.run.inherited_env import INHERITED, inherited
+from launch.run.pipeline import fingerprint, older_fingerprints, run_pipeline
+from launch.run.rundir import RunDir
+from launch.run.single import _show_environ_change
 
 # --- kind 1: a store moved, its entries not --------------------------------------------------------
 
@@ -92,3 +111,114 @@ def test_a_store_counts_only_with_an_entry_below_it() -> None:
     assert t.fingerprint("/r", (("checkpoints_dir", "/ckpt"),)) == u.fingerprint(
         "/r", (("checkpoints_dir", "/c"),)
     )
+
+
+# --- kind 2: a local run's Ray head, its own --------------------------------------------------------
+
+# A fake `ray`: `start` leaves a daemon in its own process group and environment, as the real one leaves
+# its head's processes (gcs_server, raylet, ...); `stop` stops every head of the machine, as the real one.
+_FAKE_RAY = """#!/usr/bin/env bash
+echo "$@" >> {dir}/ray.calls
+case $1 in
+  start) sleep 60 > /dev/null 2>&1 & echo $! >> {dir}/heads ;;
+  stop) for pid in $(cat {dir}/heads); do kill $pid 2> /dev/null; done ;;
+esac
+"""
+
+
+def _ray_run(tmp_path: Path, name: str, body: str) -> object:
+    """A one-stage run `name` whose stage needs a Ray head, with the fake `ray` of `tmp_path`."""
+    fake = tmp_path / "ray"
+    fake.write_text(_FAKE_RAY.format(dir=tmp_path))
+    fake.chmod(0o755)
+    run_dir = tmp_path / name
+    run_dir.mkdir()
+    train = stage("train", tmp_path, body, needs_ray_head=True, gpus=1)
+    executor = LocalExecutor(LocalExecutorConfig(stop_grace_s=1.0), out=io.StringIO(), ray_bin=str(fake))
+    return run_pipeline(Plan(name, run_dir, (train,)), RunDir(run_dir), executor)
+
+
+def test_a_run_reaches_its_own_head_and_stops_it_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kinds, "visible_cuda_gpus", lambda: 1)
+    # Another run's head on this machine, as its `ray start` left it.
+    other = subprocess.Popen(
+        ["sleep", "60"], env={**os.environ, STAGE_RUN_ENV: "another-run"}, start_new_session=True
+    )
+    (tmp_path / "heads").write_text(f"{other.pid}\n")
+    try:
+        # The stage reaches its head: its daemon still runs (sleeps, not a zombie) while the stage does.
+        result = _ray_run(
+            tmp_path, "a", f'[ "$(cut -d" " -f3 /proc/$(tail -n 1 {tmp_path}/heads)/stat)" = S ]'
+        )
+        assert result.status == "succeeded", result.results["train"].message
+        own = int((tmp_path / "heads").read_text().split()[-1])
+        assert not alive(own)  # stopped with its stage
+        assert alive(other.pid)  # the other run's head runs on
+        calls = (tmp_path / "ray.calls").read_text().splitlines()
+        assert [c.split()[0] for c in calls] == ["start"]  # no `ray stop`: it stops every head
+        _ray_run(tmp_path, "b", "true")
+        temp_dirs = [
+            c.split("--temp-dir ")[1].split()[0] for c in (tmp_path / "ray.calls").read_text().splitlines()
+        ]
+        assert len(set(temp_dirs)) == 2 and all(len(d) < 48 for d in temp_dirs)  # apart; room for sockets
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_resume_stops_the_head_a_killed_launcher_left_with_its_stage(tmp_path: Path) -> None:
+    """The stage's group and its head's, each with the execution's id: both stopped, not the group alone
+    (the head left running held the port the next attempt's head needs)."""
+    env = {**os.environ, STAGE_RUN_ENV: "run-1"}
+    command = subprocess.Popen(["sleep", "60"], env=env, start_new_session=True)
+    head = subprocess.Popen(["sleep", "60"], env=env, start_new_session=True)
+    try:
+        executor = LocalExecutor(LocalExecutorConfig(stop_grace_s=1.0), out=io.StringIO())
+        note = executor.stop_stale(
+            stage("train", tmp_path), {**_group_handle(command.pid), "run_id": "run-1"}
+        )
+        assert note is not None and str(head.pid) in note
+        assert command.wait(timeout=10) is not None and head.wait(timeout=10) is not None
+    finally:
+        for process in (command, head):
+            process.kill()
+            process.wait()
+
+
+# --- kind 3: the shell's variables that change how a stage runs -------------------------------------
+
+
+def test_a_resume_names_each_inherited_variable_that_changed_since_a_kept_stage_ran(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir, marks = tmp_path / "run", tmp_path / "marks"
+    run_dir.mkdir()
+    marks.mkdir()
+    for name in [n for n in os.environ if inherited({n: ""})]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    monkeypatch.setenv("HF_TOKEN", "hf_notrecordedxxxxxxxxxxxxxxxxxxxxxxx")  # a credential: not declared
+    plan = Plan("test", run_dir, (stage("a", marks), stage("b", marks, reads=("a",))))
+    assert run(plan, run_dir).status == "succeeded"
+    records = json.loads((run_dir / "state.json").read_text())["stages"]
+    assert [records[n]["environ"] for n in ("a", "b")] == [{"CUDA_VISIBLE_DEVICES": "0,1"}] * 2
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    monkeypatch.setenv("NCCL_P2P_DISABLE", "1")
+    out = io.StringIO()
+    _show_environ_change(RunDir(run_dir), PlainConsole(file=out, soft_wrap=True))
+    assert out.getvalue() == (
+        "environment changed since a, b ran (CUDA_VISIBLE_DEVICES: 0,1 → 2,3; NCCL_P2P_DISABLE: unset → 1): "
+        f"not part of the run's identity, their outputs are kept; `t3rl run --run-dir {run_dir} --from a` "
+        "runs them again with it\n"
+    )
+    # No part of the identity: nothing reruns for it.
+    assert [d.action for d in run(plan, run_dir).decisions] == ["cached", "cached"]
+
+
+@pytest.mark.parametrize("pattern", sorted(INHERITED))
+def test_every_declared_variable_is_kept_and_no_other(pattern: str) -> None:
+    name = pattern.replace("*", "SOME_KNOB")
+    assert inherited({name: "v", "HF_TOKEN": "hf_x", "PATH": "/bin", "X" + name: "v"}) == {name: "v"}

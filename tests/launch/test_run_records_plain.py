@@ -28,6 +28,7 @@ class StageRecordBefore:
     handle: dict[str, Any] = field(default_factory=dict)
     outputs: dict[str, str | None] = field(default_factory=dict)
     code: dict[str, Any] | None = None  # the git state a stage ran with (8b8649b), as a dataclass field
+    environ: dict[str, str] | None = None  # the inherited variables it ran with (hunt wave ten)
 
 
 @dataclass

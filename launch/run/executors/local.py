@@ -10,13 +10,16 @@ run of the run dir stops the leftovers before running the stage again.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -54,13 +57,17 @@ class LocalExecutor(Executor):
             log.write(f"\n{ATTEMPT_HEADER}{stage.name}, attempt {ctx.attempt}, started {now()} =====\n")
             log.flush()
             head = RayHead(self.config.ray_port, self.config.dashboard_port)
+            # The head's processes carry an execution id, the stage's: stopped with the stage (its end, a
+            # Ctrl-C, a resume's `stop_stale`), and never another run's head, as `ray stop` (every head
+            # of the machine) stopped a run beside it on this machine.
+            head_run = ctx.run_id or uuid.uuid4().hex
             ray_up = False
             # The stage's processes (the Ray head's workers too) announce every secret they reveal here.
             sink = SecretSink()
             try:
                 if stage.needs_ray_head:
-                    start = [self.ray_bin, *head.start_argv(stage.gpus)[1:]]
-                    code = self._run(start, log, ctx.stage_dir, sink=sink)
+                    start = [self.ray_bin, *head.start_argv(stage.gpus, ray_temp_dir(ctx.stage_dir))[1:]]
+                    code = self._run(start, log, ctx.stage_dir, sink=sink, run_id=head_run, leaves=True)
                     if code != 0:
                         return StageResult(
                             "failed", code, f"`ray start --head` failed (exit {code}); see {ctx.log_file}"
@@ -77,7 +84,7 @@ class LocalExecutor(Executor):
             finally:
                 try:
                     if ray_up:
-                        self._run([self.ray_bin, *RayHead.stop_argv()[1:]], log, ctx.stage_dir, sink=sink)
+                        self._stop_to_the_end(None, head_run)
                 finally:
                     sink.close()
         if code == 0:
@@ -86,10 +93,11 @@ class LocalExecutor(Executor):
 
     def stop_stale(self, stage: Stage, handle: Handle) -> str | None:
         pgid = handle.get("pgid")
-        if isinstance(pgid, int) and _same_group(handle) and _group_alive(pgid):
-            groups = [pgid]
-        else:  # killed before it recorded the group: the stage's processes carry its execution's id
-            groups = _groups_of_run(handle.get("run_id"))
+        groups = [pgid] if isinstance(pgid, int) and _same_group(handle) and _group_alive(pgid) else []
+        # The stage's processes carry its execution's id: found when t3rl was killed before it recorded
+        # the group, and its Ray head's, in a group of their own (the head left running took the port the
+        # next attempt's head needs).
+        groups += [group for group in _groups_of_run(handle.get("run_id")) if group not in groups]
         for group in groups:
             self._stop_group(group)
         if not groups:
@@ -105,9 +113,11 @@ class LocalExecutor(Executor):
         echo: LiveStageOutput | None = None,
         sink: SecretSink | None = None,
         run_id: str = "",
+        leaves: bool = False,
     ) -> int:
         """Run `argv` in its own session, teeing its output with every secret masked (those it announces
-        to `sink` too); stop its whole group when it ends."""
+        to `sink` too); stop its whole group when it ends, unless it `leaves` what it started running for
+        the stage (`ray start`'s daemons stay in its group: stopped with the stage, by `run_id`)."""
         secrets = secret_values()
         cwd.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **(sink.env() if sink else {})}
@@ -143,7 +153,7 @@ class LocalExecutor(Executor):
             log.flush()
             raise
         # Whatever the command left running (background jobs, daemons) goes with it.
-        for group in _stage_groups(proc, run_id):
+        for group in [] if leaves else _stage_groups(proc, run_id):
             self._stop_group(group)
         reader.join(timeout=5)
         return code
@@ -304,6 +314,13 @@ def _same_group(handle: Handle) -> bool:
         return False
     started = _leader_start(handle["pgid"])
     return started is None or started == handle.get("leader_start")
+
+
+def ray_temp_dir(stage_dir: Path) -> str:
+    """The temp dir of a stage's Ray head, one per stage dir: short (Ray's socket paths below it must fit
+    a Unix socket's 107 bytes), and apart from every other head's of the machine."""
+    key = hashlib.sha256(str(stage_dir).encode()).hexdigest()[:12]
+    return os.path.join(tempfile.gettempdir(), f"t3rl-ray-{key}")
 
 
 def _default_ray_bin() -> str:
