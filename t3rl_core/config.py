@@ -66,6 +66,10 @@ class EnvConfig(StrictModel):
     # How its env reads model text (`Env.action_format`, a key of `registries.ACTION_PARSERS`): only
     # "tool_calls" splits off reasoning with `model.parsers` (reasoning_parser, think_tags).
     ACTION_FORMAT: ClassVar[str] = "tool_calls"
+    # The outcome's `termination_reason` values that another party than the policy caused, each with
+    # what it was: an episode so ended is left out of training (slime's generate hook, with its group),
+    # since its reward measured that party. tau2's `user_error`: its user model sent an empty message.
+    FOREIGN_ENDINGS: ClassVar[Mapping[str, str]] = {}
 
     name: RegistryName
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -35,6 +37,53 @@ class SamplingParams:
                 f"stop string {refused[0]!r}: SGLang finds an empty stop string in every text and ends each "
                 "call after its first token; drop it"
             )
+        for name, (holds, domain) in SAMPLING_DOMAINS.items():
+            value = getattr(self, name)
+            items = value if name in _EACH else (value,)
+            wrong = next((item for item in items if not holds(item)), _NONE)
+            if wrong is not _NONE:
+                raise SamplingOutOfDomain(
+                    name, f"sampling {name}={_shown(value)}: {domain}, not {_shown(wrong)}"
+                )
+
+
+class SamplingOutOfDomain(ValueError):
+    """A sampling field's value outside its domain (`SAMPLING_DOMAINS`); `field` names the field."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+_NONE = object()  # no item is out of its domain
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)  # a bool is no number here
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# Each sampling field's domain, as SGLang's SamplingParams.verify reads it (0.5.23) and t3rl's loop
+# needs it: a value outside reached the server, which refused every call of every episode (HTTP 400,
+# each episode an engine failure counted toward rollout.max_failure_rate, the flag that set it never
+# named), or took it as another value (a text of stop token ids as one id per character, a bool as 1).
+SAMPLING_DOMAINS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "temperature": (lambda v: _number(v) and math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    "top_p": (lambda v: _number(v) and 0 < v <= 1, "a number in (0, 1]"),
+    "top_k": (lambda v: _whole(v) and (v == -1 or v >= 1), "an integer >= 1, or -1 for none"),
+    "max_new_tokens": (lambda v: _whole(v) and v >= 1, "an integer >= 1 (tokens a call may write)"),
+    "stop_token_ids": (lambda v: _whole(v) and v >= 0, "token ids, each an integer >= 0"),
+    "seed": (lambda v: v is None or (_whole(v) and 0 <= v < 2**63), "None or an integer in [0, 2**63)"),
+}
+# The fields whose value is a tuple of items, each in the domain.
+_EACH = frozenset({"stop_token_ids"})
+
+
+def _shown(value: object) -> str:
+    return repr(value)[:80]
 
 
 @dataclass(frozen=True)

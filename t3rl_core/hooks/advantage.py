@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.config import RUNTIME_KEY, KlInRewardConfig, RuntimeConfig
 from t3rl_core.counts import counted
 from t3rl_core.credit import TurnCreditConfig
-from t3rl_core.hooks.failures import failure_of
+from t3rl_core.hooks.failures import failure_of, metadata_of
 
 if TYPE_CHECKING:
     import torch
@@ -338,7 +338,7 @@ def turn_level_advantages(
 
 
 def _turn_record(sample: Any) -> dict[str, Any]:
-    record = (sample.metadata or {}).get("turn_credit")
+    record = metadata_of(sample).get("turn_credit")
     if record is None and failure_of(sample) is not None:
         # A failed episode (no outcome, no turns): removed with its group and counted by the log hook
         # against rollout.max_failure_rate, which decides whether the run goes on; no turn term.

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from t3rl_core.counts import counted
+from t3rl_core.finite import shown
 from t3rl_core.rollout.failures import Failure
 
 METADATA_KEY = "t3rl_failure"
@@ -30,10 +31,39 @@ class FailureRateExceeded(RuntimeError):
     """Too many episodes of one rollout failed on infrastructure: the run stops."""
 
 
+def metadata_of(sample: Any) -> Mapping[str, Any]:
+    """A sample's metadata as every hook reads it: its mapping, or none. A sample no t3rl generate
+    filled (slime aborted it before the call, or another generate made it) holds the row's own value,
+    of any type: a list there, or a list under `reward_metrics`, raised out of the log hook, which
+    then removed no failed group and logged nothing of the batch."""
+    metadata = getattr(sample, "metadata", None)
+    return metadata if isinstance(metadata, Mapping) else {}
+
+
 def failure_of(sample: Any) -> Failure | None:
-    """The failure the generate hook recorded on a sample, if any."""
-    data = (sample.metadata or {}).get(METADATA_KEY)
-    return Failure.from_dict(data) if data else None
+    """The failure the generate hook recorded on a sample, if any. A record of another shape under its
+    name (only generate writes it: a row holding the name is refused) is no failure t3rl can read, and
+    the sample is taken as failed, never trained on: it raised TypeError out of the log hook."""
+    data = metadata_of(sample).get(METADATA_KEY)
+    if not data:
+        return None
+    readable = (
+        isinstance(data, Mapping)
+        and _REQUIRED <= data.keys() <= _FAILURE_FIELDS
+        and all(isinstance(data[key], str) for key in _REQUIRED)
+    )
+    if readable:
+        return Failure.from_dict(dict(data))
+    return Failure(
+        "t3rl",
+        "UnreadableFailure",
+        f"metadata.{METADATA_KEY} holds {shown(data)}, no failure t3rl's generate wrote: the sample is "
+        "taken as failed",
+    )
+
+
+_FAILURE_FIELDS = frozenset(field.name for field in fields(Failure))
+_REQUIRED = frozenset({"kind", "error_type", "message"})
 
 
 def remove_failed_groups(samples: Iterable[Any]) -> int:
@@ -108,7 +138,7 @@ def stop_message(
     where: str, what: str, max_rate: float, counts: Mapping[str, int], first: Failure, sample: Any
 ) -> str:
     by_type = ", ".join(f"{label} × {n}" for label, n in sorted(counts.items()))
-    source = (sample.metadata or {}).get("data_source")
+    source = metadata_of(sample).get("data_source")
     about = f"sample {sample.index}" + (f" ({source})" if source else "")
     trace = f"\n{first.traceback.rstrip()}" if first.traceback else ""
     return (

@@ -18,6 +18,7 @@ on (`t3rl_core.hooks.failures`).
 from __future__ import annotations
 
 import asyncio
+import operator
 import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.credit import turn_record
-from t3rl_core.engines.base import SamplingParams
+from t3rl_core.engines.base import SamplingOutOfDomain, SamplingParams
 from t3rl_core.fields import refused_stops
 from t3rl_core.hooks.failures import (
     METADATA_KEY,
@@ -35,6 +36,7 @@ from t3rl_core.hooks.failures import (
     check_failure_rate,
     failure_metrics,
     failure_of,
+    metadata_of,
     remove_failed_groups,
 )
 from t3rl_core.rewards.base import RewardInput, RewardResult, within_bounds
@@ -122,7 +124,9 @@ async def generate(
     # slime has no parse_error status: a turn the format repair could not fix removes the sample from
     # training (its loss mask is zeroed and the tau2 reward gives it weight 0), as the reference does.
     sample.status = sample_status(sample, "failed" if episode.status == "parse_error" else episode.status)
-    failure = episode.failure or (None if evaluation else unplayed(episode) or ungraded(reward))
+    failure = episode.failure or (
+        None if evaluation else unplayed(episode) or ungraded(reward) or foreign_end(episode, runtime)
+    )
     sample.remove_sample = episode.status == "parse_error" or failure is not None
     metadata = dict(sample.metadata) if isinstance(sample.metadata, Mapping) else {}
     if metadata.get("data_source") is not None:
@@ -185,6 +189,19 @@ def ungraded(reward: RewardResult) -> Failure | None:
     if reward.ungraded is None:
         return None
     return Failure("reward", "NotGraded", f"{reward.ungraded}; the sample is left out of training")
+
+
+def foreign_end(episode: EpisodeResult, runtime: RuntimeConfig) -> Failure | None:
+    """The failure of a training episode another party ended (its env's `FOREIGN_ENDINGS`: tau2's user
+    model sending an empty message), whose reward (tau2's 0 for it) measured that party: trained on,
+    it stood in its group as the policy's failure. The eval attributes it (user_simulator/own_error)."""
+    reason = (episode.outcome or {}).get("termination_reason")
+    said = runtime.env.FOREIGN_ENDINGS.get(reason) if isinstance(reason, str) else None
+    if said is None:
+        return None
+    return Failure(
+        "env", "ForeignEnd", f"{said}; its reward measured that, not the policy: left out of training"
+    )
 
 
 def _clear_outputs(sample: Any) -> list[str]:
@@ -370,7 +387,7 @@ def category_metrics(samples: Iterable[Any], prefix: str) -> dict[str, float]:
     per_source: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     everything: dict[str, list[float]] = defaultdict(list)
     for sample in samples:
-        metadata = sample.metadata or {}
+        metadata = metadata_of(sample)
         if METADATA_KEY in metadata:  # measured nothing about the policy (rollout/failures/… counts it)
             continue
         source = metric_source(str(metadata.get("data_source", "default")))
@@ -402,10 +419,41 @@ def to_sampling(params: Mapping[str, Any]) -> SamplingParams:
                 "--rollout-stop"
             )
     if params.get("stop_token_ids"):
-        kwargs["stop_token_ids"] = tuple(params["stop_token_ids"])
+        ids = params["stop_token_ids"]
+        kwargs["stop_token_ids"] = tuple(map(_integral, ids)) if isinstance(ids, list | tuple) else (ids,)
     if params.get("sampling_seed") is not None:
-        kwargs["seed"] = int(params["sampling_seed"])
-    return SamplingParams(**kwargs)
+        kwargs["seed"] = _integral(params["sampling_seed"])
+    for name in ("top_k", "max_new_tokens"):
+        if name in kwargs:
+            kwargs[name] = _integral(kwargs[name])
+    try:
+        return SamplingParams(**kwargs)
+    except SamplingOutOfDomain as refused:
+        raise ValueError(
+            f"slime's sampling_params: {refused}; set by {_SLIME_SAMPLING_FLAGS[refused.field]}"
+        ) from None
+
+
+# The slime flag behind each sampling field `to_sampling` reads, named when its value is refused.
+_SLIME_SAMPLING_FLAGS = {
+    "temperature": "--rollout-temperature",
+    "top_p": "--rollout-top-p",
+    "top_k": "--rollout-top-k",
+    "max_new_tokens": "--rollout-max-response-len",
+    "stop_token_ids": "--rollout-stop-token-ids",
+    "seed": "slime's sampling_seed (from --rollout-seed)",
+}
+
+
+def _integral(value: Any) -> Any:
+    """`value` as an int when it is an integer of another type (numpy's), else as it is (a bool, a
+    float or a text stays, for the sampling's domain to refuse)."""
+    if isinstance(value, bool):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
 
 
 def sample_status(sample: Any, status: str) -> Any:
@@ -470,7 +518,8 @@ def _numbers(sample: Any, metadata: Mapping[str, Any]) -> Iterable[tuple[str, fl
     if isinstance(sample.reward, int | float):
         yield "reward", float(sample.reward)
     for group in ("reward_metrics", "t3rl_metrics"):
-        for name, value in (metadata.get(group) or {}).items():
+        named = metadata.get(group)
+        for name, value in named.items() if isinstance(named, Mapping) else ():
             if isinstance(value, int | float):
                 yield name, float(value)
     status = getattr(sample.status, "value", sample.status)

@@ -13,6 +13,7 @@ from annotated_types import Ge, Le
 from t3rl_core.contracts import override_problem, unawaited
 from t3rl_core.fields import Domain
 from t3rl_core.finite import finite_real, shown
+from t3rl_core.rollout.verdict_fields import VERDICT_FIELDS
 
 # The largest reward, in size, that slime trains on. slime z-scores (or sums) a group's rewards as float32,
 # whose range ends at 3.4e38: a reward of 1e39, finite as a Python float, is inf there, and its group's
@@ -100,6 +101,13 @@ def checked(result: RewardResult, source: str = "a reward") -> RewardResult:
             named = f"{type(name).__name__} {shown(name)}"
             raise InvalidReward(f"a reward metric is named by a text, got {named}")
         metrics[name] = _finite(metric, f"reward metric {name!r}")
+        if name in VERDICT_FIELDS and not 0 <= metrics[name] <= 1:
+            # The eval's success and progress read these before the outcome's (a world's metrics pass
+            # through env_score): a world's `metrics: {"accuracy": 5}` made a reward of 0 a success.
+            raise InvalidReward(
+                f"{source} gave the metric {name!r} {metrics[name]!r}, outside the [0, 1] of a verdict the "
+                "eval reads (success, progress: a share); report another scale under another name"
+            )
     if result.ungraded is not None and not (isinstance(result.ungraded, str) and result.ungraded):
         raise InvalidReward(
             f"{source} gave ungraded={shown(result.ungraded)}: it is None (the value measures the episode) "
@@ -116,7 +124,7 @@ def within_bounds(reward: Any, inp: RewardInput, result: RewardResult) -> Reward
     result = checked(result, reward_name(reward))
     declared = reward.bounds(inp) if isinstance(reward, Reward) else None
     if declared is not None:
-        low, high = declared
+        low, high = _range(reward, declared)
         # Rounding slack: (hi - lo) * 1 + lo may land an ulp past hi.
         slack = 1e-9 * max(1.0, abs(low), abs(high))
         if not low - slack <= result.value <= high + slack:
@@ -125,6 +133,25 @@ def within_bounds(reward: Any, inp: RewardInput, result: RewardResult) -> Reward
                 "formula declares for this episode"
             )
     return result
+
+
+def _range(reward: Reward, declared: Any) -> tuple[float, float]:
+    """The (low, high) a reward's `bounds` declared, read as a range: two finite numbers, low <= high,
+    within REWARD_LIMIT. Read as it came, an inverted or NaN range refused every value (blamed on the
+    value, "outside the [1, 0] its formula declares"), and a triple or a text raised Python's words."""
+    pair = tuple(declared) if isinstance(declared, tuple | list) else None
+    if (
+        pair is None
+        or len(pair) != 2
+        or not all(isinstance(end, numbers.Real) and not isinstance(end, bool) for end in pair)
+        or not all(finite_real(end) and abs(end) <= REWARD_LIMIT for end in pair)
+        or pair[0] > pair[1]
+    ):
+        raise InvalidReward(
+            f"{type(reward).__name__}.bounds() returned {shown(declared)}, no range: it returns (low, high), "
+            f"two finite numbers within ±{REWARD_LIMIT:g} with low <= high, or None for no declared range"
+        )
+    return float(pair[0]), float(pair[1])
 
 
 def task_named(inp: RewardInput) -> str:

@@ -261,3 +261,146 @@ def test_the_eval_record_carries_it() -> None:
     assert record([])["reproducible"] is True
     drawn = record(["the user model 'u' at … samples at temperature 0.7"])
     assert drawn["reproducible"] is False and drawn["unseeded"][0].startswith("the user model")
+
+
+# ------------------------------------------------------------ new kinds: slime's sampling, a domain
+
+
+@pytest.mark.parametrize(
+    ("params", "flag"),
+    [
+        ({"temperature": float("nan")}, "--rollout-temperature"),
+        ({"temperature": -0.5}, "--rollout-temperature"),
+        ({"top_p": 0.0}, "--rollout-top-p"),
+        ({"top_k": 0}, "--rollout-top-k"),
+        ({"max_new_tokens": 0}, "--rollout-max-response-len"),
+        ({"max_new_tokens": 1.5}, "--rollout-max-response-len"),
+        ({"stop_token_ids": [-1]}, "--rollout-stop-token-ids"),
+        ({"stop_token_ids": [True]}, "--rollout-stop-token-ids"),
+        ({"stop_token_ids": "12"}, "--rollout-stop-token-ids"),
+        ({"sampling_seed": "abc"}, "--rollout-seed"),
+        ({"sampling_seed": 2**70}, "--rollout-seed"),
+    ],
+)
+def test_slimes_sampling_outside_its_domain_names_the_flag(params: dict[str, Any], flag: str) -> None:
+    """slime's sampling_params reached the engine as given: NaN or negative temperatures, top_p 0,
+    max_new_tokens 0 (every episode unplayed), a text of stop ids read as one id per character, a bool
+    id as 1, a seed past SGLang's range. Each call failed at the server (or played another sampling),
+    and the run stopped on the failure rate naming no flag. Now SamplingParams declares each field's
+    domain and to_sampling names the flag that set it."""
+    with pytest.raises(ValueError, match="slime's sampling_params: sampling ") as refused:
+        hooks.to_sampling(params)
+    assert flag in str(refused.value)
+
+
+def test_slimes_sampling_inside_its_domain_is_taken() -> None:
+    import numpy as np
+
+    taken = hooks.to_sampling(
+        {"temperature": 0, "top_p": 1.0, "top_k": -1, "max_new_tokens": 1, "stop_token_ids": [np.int64(7)]}
+        | {"sampling_seed": np.int64(3)}
+    )
+    assert taken.stop_token_ids == (7,) and taken.seed == 3 and type(taken.seed) is int
+
+
+def test_each_sampling_field_has_a_domain() -> None:
+    """The declaration covers every field but the stop strings (refused_stops reads those)."""
+    from dataclasses import fields
+
+    from t3rl_core.engines.base import SAMPLING_DOMAINS, SamplingParams
+
+    assert {f.name for f in fields(SamplingParams)} - set(SAMPLING_DOMAINS) == {"stop"}
+    assert set(SAMPLING_DOMAINS) - {"stop"} <= set(hooks._SLIME_SAMPLING_FLAGS)
+
+
+# ------------------------------------------------------- new kinds: a reward's range that is no range
+
+
+class _Bounded(Reward):
+    def __init__(self, bounds: Any) -> None:
+        self.declared = bounds
+
+    def __call__(self, inp: RewardInput) -> RewardResult:
+        return RewardResult(0.5)
+
+    def bounds(self, inp: RewardInput) -> Any:
+        return self.declared
+
+
+@pytest.mark.parametrize(
+    "bounds", [(1.0, 0.0), (float("nan"), 1.0), (0.0, float("inf")), (0, 1, 2), "01", (None, 1)]
+)
+def test_a_declared_range_that_is_no_range_is_blamed_on_the_bounds(bounds: Any) -> None:
+    """An inverted or NaN range refused every value, blamed on the value ("gave 0.5, outside the
+    [1, 0]"); a triple or a text raised Python's words out of the reward's check."""
+    from t3rl_core.rewards.base import within_bounds
+
+    with pytest.raises(InvalidReward, match=r"_Bounded.bounds\(\) returned .*, no range"):
+        within_bounds(_Bounded(bounds), RewardInput(outcome={}), RewardResult(0.5))
+    assert within_bounds(_Bounded([0, 1]), RewardInput(outcome={}), RewardResult(0.5)).value == 0.5
+
+
+# ------------------------------------------ new kinds: the log hooks on samples generate never filled
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [["row", "as", "list"], {"reward_metrics": [1, 2]}, {"t3rl_metrics": "x"}, "text"],
+)
+def test_the_log_hook_reads_a_sample_generate_never_filled(metadata: Any) -> None:
+    """A sample slime aborted before generate keeps the row's metadata, of any type: a list there (or
+    under reward_metrics) raised AttributeError out of log_rollout_data, which then removed no failed
+    group and logged nothing of the batch."""
+    from tests.support.slime_sample import Sample
+
+    odd = Sample(index=0, group_index=0, reward=1.0, metadata=metadata)
+    extra: dict[str, Any] = {}
+    hooks.log_rollout_data(0, slime_args(), [odd], extra, 0.0)
+    assert extra["rollout/average/reward"] == 1.0 and extra["rollout/failures/rate"] == 0.0
+
+
+@pytest.mark.parametrize("record", [{"x": 1}, "boom", {"kind": "env", "error_type": 3, "message": "m"}])
+def test_a_failure_record_of_another_shape_is_a_failure(record: Any) -> None:
+    from t3rl_core.hooks.failures import failure_of, remove_failed_groups
+    from tests.support.slime_sample import Sample
+
+    odd = Sample(index=0, group_index=0, reward=1.0, metadata={hooks.METADATA_KEY: record})
+    sibling = Sample(index=1, group_index=0, reward=1.0, metadata={})
+    failure = failure_of(odd)
+    assert failure is not None and failure.label == "t3rl/UnreadableFailure"
+    assert remove_failed_groups([odd, sibling]) == 2 and sibling.remove_sample
+
+
+# --------------------------------------- new kinds: an episode another party ended is no sample of it
+
+
+def _ended_by_user(monkeypatch: pytest.MonkeyPatch, qwen: ChatFormat, env_name: str, reason: str) -> Any:
+    from tests.rollout.fakes import ToyEnv
+
+    class UserEnded(ToyEnv):
+        def outcome(self) -> dict[str, Any]:
+            return super().outcome() | {"termination_reason": reason}
+
+    use_runner(monkeypatch, qwen, env=UserEnded)
+    args = slime_args(max_failure_rate=1.0)
+    args.t3rl["env"] = {"name": env_name}
+    return asyncio.run(hooks.generate(args, toy_sample(0, 0), SAMPLING))
+
+
+def test_an_episode_the_user_simulator_ended_leaves_training(
+    monkeypatch: pytest.MonkeyPatch, qwen: ChatFormat
+) -> None:
+    """tau2 ends a simulation on the user model's empty message (UserError) and scores it 0: the eval
+    attributes it to the user simulator, but training took the 0 as the policy's, in its group. Now
+    the env declares the ending another party's (EnvConfig.FOREIGN_ENDINGS) and the hook fails it."""
+    sample = _ended_by_user(monkeypatch, qwen, "tau2", "user_error")
+    failure = sample.metadata[hooks.METADATA_KEY]
+    assert sample.remove_sample and failure["error_type"] == "ForeignEnd"
+    assert "empty message" in failure["message"]
+    for env_name, reason in (
+        ("tau2", "user_stop"),
+        ("tau2", "agent_stop"),
+        ("bfcl_multi_turn", "user_error"),
+    ):
+        kept = _ended_by_user(monkeypatch, qwen, env_name, reason)
+        assert not kept.remove_sample, (env_name, reason)

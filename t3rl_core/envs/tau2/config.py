@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typing
+from types import MappingProxyType
 from typing import Literal
 
 from pydantic import Field
@@ -55,6 +56,10 @@ class Tau2EnvConfig(EnvConfig):
     )
 
     SIZE_FIELDS = ("domains", "data.limit", "data.demonstrations_split")
+    # tau2 ends the simulation on an empty user message (UserError) and scores it 0, the agent's reward.
+    FOREIGN_ENDINGS = MappingProxyType(
+        {"user_error": "tau2's user simulator sent an empty message (its UserError ends the episode)"}
+    )
     # Seconds of CPU time a call of a tool tau2 declares generic (no database: `calculate`, which evals
     # the model's expression) may use, in a worker process killed past it
     # (t3rl_core/envs/tau2/generic_calls.py); None runs them on the event loop.
