@@ -34,6 +34,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from t3rl_core.rollout.failures import ENV_ERROR
+
 AGENT, USER_SIMULATOR, INFRASTRUCTURE = "agent", "user_simulator", "infrastructure"
 PARTIES = (AGENT, USER_SIMULATOR, INFRASTRUCTURE)
 # tau2's stop markers (t3rl_core.envs.tau2.users.STOP_MARKERS; not imported: that module loads tau2's
@@ -69,7 +71,9 @@ def _infrastructure(record: Mapping[str, Any]) -> tuple[str, str, str] | None:
     if status == "aborted":
         return INFRASTRUCTURE, "engine_failure", error or "the engine gave no answer"
     if status == "failed":
-        if error.split(":", 1)[0] in USER_MODEL_REFUSALS:
+        # The exception's type, after the loop's prefix: read whole, the prefix was the "type" and no
+        # user model's refusal was ever told apart from a crash.
+        if error.removeprefix(ENV_ERROR).split(":", 1)[0] in USER_MODEL_REFUSALS:
             return USER_SIMULATOR, "own_error", f"its model refused the request: {error}"
         return INFRASTRUCTURE, "crashed", error or "the episode raised"
     if status == "truncated" and record.get("num_model_calls") == 0:

@@ -24,7 +24,7 @@ from t3rl_core.credit import TURN_FIELDS, turn_fields_problem
 from t3rl_core.engines.answers import BadGeneration, length_problem, plain_generation
 from t3rl_core.engines.base import Generation, GenerationContext, SamplingParams
 from t3rl_core.finite import shown
-from t3rl_core.rollout.failures import ABORT_REQUESTED, Failure, components_failure, describe
+from t3rl_core.rollout.failures import ABORT_REQUESTED, ENV_ERROR, Failure, components_failure, describe
 from t3rl_core.rollout.outcome_json import json_outcome
 from t3rl_core.rollout.trajectory import TitoViolation, Trajectory
 from t3rl_core.rollout.verdict_fields import (
@@ -330,7 +330,7 @@ class _Episode:
         except BaseException as exc:
             if not components_failure(exc):
                 raise
-            error = f"environment error: {describe(exc)}"
+            error = f"{ENV_ERROR}{describe(exc)}"
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
         if problem is None or (isinstance(problem, str) and problem):
             return problem
@@ -453,7 +453,7 @@ class _Episode:
         except BaseException as exc:
             if not components_failure(exc):
                 raise
-            error = f"environment error: {describe(exc)}"
+            error = f"{ENV_ERROR}{describe(exc)}"
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
 
     async def _env_call(self, method: Callable[..., Awaitable[_T]], *args: Any) -> _T:
@@ -470,11 +470,11 @@ class _Episode:
         except BaseException as exc:
             if deadline.expired():  # ours, not a TimeoutError the world raised itself
                 error = (
-                    f"environment error: {called} did not return within {bound:g} s "
+                    f"{ENV_ERROR}{called} did not return within {bound:g} s "
                     f"({world}.CALL_TIMEOUT_S; raise it for a world whose calls take longer)"
                 )
             elif components_failure(exc):
-                error = f"environment error: {describe(exc)}"
+                error = f"{ENV_ERROR}{describe(exc)}"
             else:
                 raise
             raise _Ended("failed", error, Failure.from_exception("env", exc, error)) from exc
@@ -490,7 +490,7 @@ class _Episode:
                 "ran meanwhile and asyncio could not cut it: run blocking work in asyncio.to_thread"
             )
             error = (
-                f"environment error: {called} took {took:.3g} s, past its {bound:g} s bound "
+                f"{ENV_ERROR}{called} took {took:.3g} s, past its {bound:g} s bound "
                 f"({world}.CALL_TIMEOUT_S): {how}"
             )
             raise _Ended("failed", error, Failure("env", "TimeoutError", error))

@@ -17,6 +17,9 @@ from typing import Any, Literal
 # engine: no answer from the model server; reward: the reward function raised; t3rl: a bug in the
 # episode loop or the TITO bookkeeping.
 FailureKind = Literal["env", "engine", "reward", "t3rl"]
+# How the episode loop's error text begins for an exception out of a world's call, before the
+# exception's `Type: message` (read back by the eval's attribution, which names the type's party).
+ENV_ERROR = "environment error: "
 # The error type of an engine failure whose request someone asked the engine to abort (slime, at the end
 # of a rollout or pausing SGLang for a weight update): `Generation.on_request`.
 ABORT_REQUESTED = "abort_requested"

@@ -404,3 +404,32 @@ def test_an_episode_the_user_simulator_ended_leaves_training(
     ):
         kept = _ended_by_user(monkeypatch, qwen, env_name, reason)
         assert not kept.remove_sample, (env_name, reason)
+
+
+# ------------------------------------ new kinds: the eval's attribution reads the loop's own error
+
+
+def test_a_user_models_refusal_is_told_apart_from_a_crash(qwen: ChatFormat) -> None:
+    """The attribution read a user model's refusal (openai's BadRequestError: the conversation outgrew
+    it) from the text before the error's first ':', but the loop writes "environment error: " before
+    the type: every such episode was infrastructure/crashed, never the user simulator's own_error (its
+    tests wrote the bare type). Now both read the loop's declared prefix (rollout.failures.ENV_ERROR)."""
+    from t3rl_core.config import RolloutConfig
+    from t3rl_core.eval.attribution import attribute
+    from tests.rollout.fakes import ScriptedEngine, ToyEnv, play
+
+    class BadRequestError(Exception):  # openai's name for a 400 from the user model's API
+        pass
+
+    class Refused(ToyEnv):
+        async def step(self, action: Any) -> Any:
+            raise BadRequestError("Error code: 400 - context length exceeded")
+
+    call = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
+    episode = play(qwen, Refused(), ScriptedEngine(qwen, [call]), RolloutConfig())
+    record = {"status": episode.status, "error": episode.error, "success": False, "outcome": {}}
+    found = attribute(record)
+    assert found is not None and (found["party"], found["kind"]) == ("user_simulator", "own_error"), found
+    crashed = play(qwen, ToyEnv(fail_in="step"), ScriptedEngine(qwen, [call]), RolloutConfig())
+    other = attribute({"status": crashed.status, "error": crashed.error, "success": False, "outcome": {}})
+    assert other is not None and other["kind"] == "crashed"
