@@ -31,11 +31,15 @@ if TYPE_CHECKING:
 
 
 def composed_point(
-    run_dir: RunDir, config_dirs: list[str], console: Console | PlainConsole
+    run_dir: RunDir,
+    config_dirs: list[str],
+    console: Console | PlainConsole,
+    stored: list[str] | None = None,
 ) -> tuple[Resolved, Plan]:
     """A point's config and plan as a resume of it composes them: with the overrides it ran with (in
-    the current dir: the caller moves to the one it was started in)."""
-    stored = run_dir.read_overrides()
+    the current dir: the caller moves to the one it was started in), or `stored` for a point whose run
+    dir is gone (the sweep's record of it)."""
+    stored = run_dir.read_overrides() if stored is None else stored
     # A point cannot be given an override here: one whose credential was stored masked resumes alone.
     refuse_masked(stored, run_dir.path, f"t3rl run --run-dir {run_dir.path}")
     resolved = resolve_overrides(stored, config_dirs, console, None, run_dir.path)  # it writes only there

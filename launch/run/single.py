@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from launch.checks.context import Selection
 from launch.checks.resolve import resolve
-from launch.checks.rules.local_dirs import unwritable
+from launch.checks.rules.local_dirs import read_only_mount, unwritable
 from launch.config.errors import ConfigError
 from launch.config.pydantic_plugins import without_plugins
 from launch.config.secrets import replayable
@@ -213,8 +213,14 @@ def unwritable_record(record: Path, given: list[str], what: str = "run dir") -> 
         f"{why}: a resume writes into the {what} itself ({_RESUME_WRITES[what]}), not under "
         f"paths.runs_dir; copy it where you can write and resume the copy: mkdir -p "
         f"{shlex.quote(str(copy.parent))} && cp -a {shlex.quote(str(path))} {shlex.quote(str(copy))} && "
-        f"{again} (or make {path} writable by this user)"
+        f"{again} ({_or_else(path)})"
     )
+
+
+def _or_else(path: Path) -> str:
+    """The other fix of a record a resume cannot write: its mount's, or its modes'."""
+    mount = read_only_mount(path)
+    return f"or remount {mount} read-write" if mount is not None else f"or make {path} writable by this user"
 
 
 def _copy_destination(run: Path) -> Path:

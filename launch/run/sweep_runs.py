@@ -50,6 +50,7 @@ from launch.run.steps import (
 )
 from launch.run.sweep import (
     IncompleteEval,
+    Point,
     SweepSummary,
     check_points,
     expand_points,
@@ -205,13 +206,17 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
                 f"{sweep_dir} was planned by `t3rl plan -m`, not run: start the sweep with "
                 "`t3rl run -m` and the same overrides (its record goes under paths.runs_dir)"
             )
-        manifest = run_dir.read_manifest()
+        # A point whose run dir is gone (deleted by hand, a cleanup) is what the sweep's record says it
+        # is: its overrides there, started where and with the config dirs its sibling points were.
+        gone = not run_dir.path.exists()
+        manifest = _sibling_manifest(summary, sweep_dir) if gone else run_dir.read_manifest()
         in_recorded_working_dir(run_dir, manifest, console)
         config_dirs = list(manifest.get("config_dirs", []))
+        stored = list(Point(index, tuple(record.overrides), ()).with_tracking(summary.name)) if gone else None
         try:
             # A kept point's warnings are said only if it runs: a resume that runs nothing says nothing.
             resolved, plan = composed_point(
-                run_dir, config_dirs, Console(file=io.StringIO()) if kept else console
+                run_dir, config_dirs, Console(file=io.StringIO()) if kept else console, stored
             )
         except ConfigError as err:
             if not kept:
@@ -246,6 +251,18 @@ def resume_sweep(sweep_dir: Path, from_stage: str | None, only: str | None, cons
         return 0
     console.print(f"resuming {len(planned)} point(s) of [bold]{escape(str(sweep_dir))}[/]", soft_wrap=True)
     return run_points(planned, summary, from_stage, only, dry=False, console=console)
+
+
+def _sibling_manifest(summary: SweepSummary, sweep_dir: Path) -> dict[str, Any]:
+    """The manifest of a point of the sweep whose run dir is left: where the sweep was started and its
+    config dirs, which its points share."""
+    for record in summary.points.values():
+        if record.run_dir is not None and (Path(record.run_dir) / "manifest.json").is_file():
+            return RunDir(Path(record.run_dir)).read_manifest()
+    raise PipelineError(
+        f"no point of {sweep_dir} has its run dir left: its record cannot say where the sweep was started "
+        "nor with which --config-dir; start the sweep again with the `t3rl run -m` line that started it"
+    )
 
 
 def search_not_resumed(sweep_dir: Path, overrides: list[str]) -> str:

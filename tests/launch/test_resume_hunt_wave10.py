@@ -13,6 +13,10 @@
   (`launch.run.inherited_env.INHERITED`: CUDA_VISIBLE_DEVICES, NCCL_*, PYTHONHASHSEED, the hub cache)
   is kept in the stage's record when its command starts; a resume (and its preview) that keeps the
   stage's output names each one that changed since, with the line that reruns it.
+- A sweep point whose run dir was deleted runs again from the sweep's record of it (was: the resume said
+  so, then stopped at the point's missing overrides.yaml).
+- A run dir on a read-only mount: said so, with the mount to remount read-write (was: "not writable by
+  this user ... or make it writable by this user", a fix no mode change gives there).
 """
 
 from __future__ import annotations
@@ -26,18 +30,21 @@ from pathlib import Path
 
 import pytest
 from pipeline_helpers import alive, count, run, stage
+from rich.console import Console
 from run_configs import make_run, t3rl_stages
 
-from launch.checks.rules import kinds
+from launch.checks.rules import kinds, local_dirs
 from launch.config.schema import LocalExecutorConfig
 from launch.output.plain import PlainConsole
 from launch.plan.build import CONTENT_STORES, Plan, PlanContext, build_plan
 from launch.plan.stages import DIR
+from launch.run import sweep_runs
 from launch.run.executors.local import STAGE_RUN_ENV, LocalExecutor, _group_handle
 from launch.run.inherited_env import INHERITED, inherited
-from launch.run.pipeline import fingerprint, older_fingerprints, run_pipeline
+from launch.run.pipeline import PipelineError, fingerprint, older_fingerprints, run_pipeline
 from launch.run.rundir import RunDir
-from launch.run.single import _show_environ_change
+from launch.run.single import _show_environ_change, unwritable_record
+from tests.support.rec_sweep import record_sweep
 
 # --- kind 1: a store moved, its entries not --------------------------------------------------------
 
@@ -222,3 +229,60 @@ def test_a_resume_names_each_inherited_variable_that_changed_since_a_kept_stage_
 def test_every_declared_variable_is_kept_and_no_other(pattern: str) -> None:
     name = pattern.replace("*", "SOME_KNOB")
     assert inherited({name: "v", "HF_TOKEN": "hf_x", "PATH": "/bin", "X" + name: "v"}) == {name: "v"}
+
+
+# --- kind 4: a sweep point whose run dir is gone ----------------------------------------------------
+
+
+def test_a_sweep_point_whose_run_dir_was_deleted_runs_again_from_the_sweeps_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resume said the point would run again, then stopped at its missing overrides.yaml (exit 1): the
+    sweep's record holds what the point is (its overrides; its siblings, where and with which config dirs
+    the sweep started), and the point runs again as it first did, its record the same."""
+    sweep, _ = record_sweep(tmp_path, monkeypatch)
+    before = (sweep / "p00" / "overrides.yaml").read_text()
+    shutil.rmtree(sweep / "p00")
+    out = io.StringIO()
+    assert sweep_runs.resume_sweep(sweep, None, None, Console(file=out, width=300)) == 0, out.getvalue()
+    assert (sweep / "p00" / "overrides.yaml").read_text() == before
+    assert json.loads((sweep / "p00" / "state.json").read_text())["pipeline"]["status"] == "succeeded"
+    shutil.rmtree(sweep / "p00")
+    shutil.rmtree(sweep / "p01")
+    with pytest.raises(PipelineError, match=r"no point of .* has its run dir left"):
+        sweep_runs.resume_sweep(sweep, None, None, Console(file=io.StringIO()))
+
+
+# --- kind 5: a run dir on a read-only file system ---------------------------------------------------
+
+
+@pytest.mark.parametrize("inside", ["run", "run/stages/deeper/new"])
+def test_a_record_on_a_read_only_mount_is_blamed_on_the_mount_with_its_remount(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inside: str
+) -> None:
+    """statvfs's ST_RDONLY below `mount` (as a `mount -o ro` there gives): the reason and the fix name it,
+    for an existing dir and one to be made; a dir only its modes refuse keeps the modes' words."""
+    mount = tmp_path / "ro"
+    (mount / "run").mkdir(parents=True)
+    real_statvfs, real_access = os.statvfs, os.access
+
+    class _Flags:
+        def __init__(self, flags: int) -> None:
+            self.f_flag = flags
+
+    def statvfs(path: object) -> object:
+        below = Path(path) == mount or mount in Path(path).parents
+        return _Flags(os.ST_RDONLY) if below else real_statvfs(path)  # type: ignore[arg-type]
+
+    def access(path: object, mode: int) -> bool:
+        below = Path(path) == mount or mount in Path(path).parents  # type: ignore[arg-type]
+        return not (below and mode & os.W_OK) and real_access(path, mode)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "statvfs", statvfs)
+    monkeypatch.setattr(os, "access", access)
+    why = unwritable_record(mount / inside, [])
+    assert why is not None and "on a read-only file system" in why and "by this user" not in why, why
+    assert why.endswith(f"(or remount {mount} read-write)"), why
+    assert local_dirs.read_only_mount(tmp_path) is None
+    monkeypatch.setattr(os, "statvfs", real_statvfs)  # the same refusal, from the modes alone
+    assert unwritable_record(mount / inside, []).endswith("writable by this user)")  # type: ignore[union-attr]

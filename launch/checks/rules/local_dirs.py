@@ -81,7 +81,7 @@ def _unwritable(path: Path, probe: bool, probed: dict[Path, str | None]) -> str 
         if not path.is_dir():
             return f"{path} is a file, not a directory"
         if not os.access(path, os.W_OK | os.X_OK):
-            return f"{path} is not writable by this user"
+            return f"{path} {_denied(path)}"
         return _refused_write(path, path, probed) if probe else None
     ancestor = path.parent
     while not ancestor.exists() and ancestor != ancestor.parent:
@@ -89,8 +89,32 @@ def _unwritable(path: Path, probe: bool, probed: dict[Path, str | None]) -> str 
     if not ancestor.is_dir():
         return f"{ancestor} is a file, so {path} cannot be created"
     if not os.access(ancestor, os.W_OK | os.X_OK):
-        return f"{path} does not exist and {ancestor} is not writable by this user"
+        return f"{path} does not exist and {ancestor} {_denied(ancestor)}"
     return _refused_write(ancestor, path, probed) if probe else None
+
+
+def read_only(path: Path) -> bool:
+    """Whether `path` is on a file system mounted read-only: no user may write it, whatever its modes."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def read_only_mount(path: Path) -> Path | None:
+    """Where the read-only mount holding `path` begins (its highest directory still read-only: what to
+    remount read-write), or None when `path` is writable there."""
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not read_only(existing):
+        return None
+    while existing != existing.parent and read_only(existing.parent):
+        existing = existing.parent
+    return existing
+
+
+def _denied(path: Path) -> str:
+    """Why access(2) refused writing `path`: its mount (a mode change is no fix there), or its modes."""
+    return "is on a read-only file system" if read_only(path) else "is not writable by this user"
 
 
 def _refused_write(directory: Path, path: Path, probed: dict[Path, str | None]) -> str | None:
