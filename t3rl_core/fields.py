@@ -15,6 +15,7 @@ value that was meant raises `Corrected`: launch prints it as the fix, `set <key>
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 import unicodedata
@@ -1051,6 +1052,23 @@ RayAddress = _kind(
     "a Ray dashboard URL http://head:8265 or a Ray Client address ray://head:10001",
     _ray_address,
 )
+
+
+# sglang.srt.sampling.sampling_params.SamplingParams.verify: the values of a request's sampling SGLang
+# accepts (any other fails the request, so the rollout, mid-run). Checked against SGLang itself by
+# tests/launch/test_preflight_sglang_kinds.py; t3rl's own sampling fields have exactly these domains,
+# and the runtime's SamplingParams holds its fields to them (t3rl_core.engines.base).
+SAMPLING_DOMAINS: dict[str, tuple[Callable[[float], bool], str]] = {
+    "temperature": (lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0 (0 = greedy)"),
+    "top_p": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "top_k": (lambda v: v == -1 or v >= 1, "-1 (off) or a whole number >= 1"),
+    "min_p": (lambda v: 0 <= v <= 1, "in [0, 1]"),
+    "frequency_penalty": (lambda v: -2 <= v <= 2, "in [-2, 2]"),
+    "presence_penalty": (lambda v: -2 <= v <= 2, "in [-2, 2]"),
+    "repetition_penalty": (lambda v: 0 < v <= 2, "in (0, 2] (1 = none)"),
+    "min_new_tokens": (lambda v: v >= 0, "a whole number >= 0"),
+    "max_new_tokens": (lambda v: v >= 0, "a whole number >= 0"),
+}
 
 
 # slime's rollout options whose values become a field of the runtime's SamplingParams (slime's

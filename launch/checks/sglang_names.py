@@ -7,9 +7,7 @@ tests/launch/test_sglang_names.py, so an SGLang upgrade that renames a parser fa
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-
+from t3rl_core.fields import SAMPLING_DOMAINS as SAMPLING_DOMAINS
 from t3rl_core.parsers.own import OWN_TOOL_CALL_PARSERS
 
 # sglang.srt.function_call.function_call_parser.FunctionCallParser.ToolCallParserEnum as t3rl loads it:
@@ -73,17 +71,5 @@ def greedy(temperature: float) -> bool:
     return temperature < GREEDY_BELOW
 
 
-# sglang.srt.sampling.sampling_params.SamplingParams.verify: the values of a request's sampling SGLang
-# accepts (any other fails the request, so the rollout, mid-run). Checked against SGLang itself by
-# tests/launch/test_preflight_sglang_kinds.py; t3rl's own sampling fields have exactly these domains.
-SAMPLING_DOMAINS: dict[str, tuple[Callable[[float], bool], str]] = {
-    "temperature": (lambda v: math.isfinite(v) and v >= 0, "a finite number >= 0 (0 = greedy)"),
-    "top_p": (lambda v: 0 < v <= 1, "in (0, 1]"),
-    "top_k": (lambda v: v == -1 or v >= 1, "-1 (off) or a whole number >= 1"),
-    "min_p": (lambda v: 0 <= v <= 1, "in [0, 1]"),
-    "frequency_penalty": (lambda v: -2 <= v <= 2, "in [-2, 2]"),
-    "presence_penalty": (lambda v: -2 <= v <= 2, "in [-2, 2]"),
-    "repetition_penalty": (lambda v: 0 < v <= 2, "in (0, 2] (1 = none)"),
-    "min_new_tokens": (lambda v: v >= 0, "a whole number >= 0"),
-    "max_new_tokens": (lambda v: v >= 0, "a whole number >= 0"),
-}
+# SGLang's sampling domains are declared with the runtime's fields (t3rl_core.fields), which t3rl's
+# own SamplingParams reads too.

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from t3rl_core.counts import counted
-from t3rl_core.fields import refused_stops
+from t3rl_core.fields import SAMPLING_DOMAINS, refused_stops
 
 if TYPE_CHECKING:
     from t3rl_core.envs.base import Env
@@ -37,7 +36,7 @@ class SamplingParams:
                 f"stop string {refused[0]!r}: SGLang finds an empty stop string in every text and ends each "
                 "call after its first token; drop it"
             )
-        for name, (holds, domain) in SAMPLING_DOMAINS.items():
+        for name, (holds, domain) in SAMPLING_FIELDS.items():
             value = getattr(self, name)
             items = value if name in _EACH else (value,)
             wrong = next((item for item in items if not holds(item)), _NONE)
@@ -66,17 +65,25 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-# Each sampling field's domain, as SGLang's SamplingParams.verify reads it (0.5.23) and t3rl's loop
-# needs it: a value outside reached the server, which refused every call of every episode (HTTP 400,
-# each episode an engine failure counted toward rollout.max_failure_rate, the flag that set it never
-# named), or took it as another value (a text of stop token ids as one id per character, a bool as 1).
-SAMPLING_DOMAINS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "temperature": (lambda v: _number(v) and math.isfinite(v) and v >= 0, "a finite number >= 0"),
-    "top_p": (lambda v: _number(v) and 0 < v <= 1, "a number in (0, 1]"),
-    "top_k": (lambda v: _whole(v) and (v == -1 or v >= 1), "an integer >= 1, or -1 for none"),
-    "max_new_tokens": (lambda v: _whole(v) and v >= 1, "an integer >= 1 (tokens a call may write)"),
-    "stop_token_ids": (lambda v: _whole(v) and v >= 0, "token ids, each an integer >= 0"),
-    "seed": (lambda v: v is None or (_whole(v) and 0 <= v < 2**63), "None or an integer in [0, 2**63)"),
+def _sglang(name: str, kind: Callable[[object], bool]) -> tuple[Callable[[Any], bool], str]:
+    """SGLang's domain of a sampling parameter (t3rl_core.fields.SAMPLING_DOMAINS) for values of `kind`."""
+    holds, domain = SAMPLING_DOMAINS[name]
+    return (lambda value: kind(value) and holds(value)), domain
+
+
+# Each sampling field's domain: SGLang's (its SamplingParams.verify, declared once in t3rl_core.fields
+# and read by the pre-flight too) on values of the field's kind, and t3rl's own where the loop needs
+# more. A value outside reached the server, which refused every call of every episode (each an engine
+# failure counted toward rollout.max_failure_rate, the flag that set it never named), or was taken as
+# another value (a text of stop token ids as one id per character, a bool as 1).
+SAMPLING_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "temperature": _sglang("temperature", _number),
+    "top_p": _sglang("top_p", _number),
+    "top_k": _sglang("top_k", _whole),
+    # SGLang takes 0; a call that may write no token plays no turn, and every episode ends unplayed.
+    "max_new_tokens": (lambda v: _whole(v) and v >= 1, "a whole number >= 1 (tokens a call may write)"),
+    "stop_token_ids": (lambda v: _whole(v) and v >= 0, "token ids, each a whole number >= 0"),
+    "seed": (lambda v: v is None or (_whole(v) and 0 <= v < 2**63), "None or a whole number in [0, 2**63)"),
 }
 # The fields whose value is a tuple of items, each in the domain.
 _EACH = frozenset({"stop_token_ids"})

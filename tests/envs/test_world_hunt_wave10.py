@@ -307,10 +307,17 @@ def test_each_sampling_field_has_a_domain() -> None:
     """The declaration covers every field but the stop strings (refused_stops reads those)."""
     from dataclasses import fields
 
-    from t3rl_core.engines.base import SAMPLING_DOMAINS, SamplingParams
+    from t3rl_core.engines.base import SAMPLING_FIELDS, SamplingParams
 
-    assert {f.name for f in fields(SamplingParams)} - set(SAMPLING_DOMAINS) == {"stop"}
-    assert set(SAMPLING_DOMAINS) - {"stop"} <= set(hooks._SLIME_SAMPLING_FLAGS)
+    assert {f.name for f in fields(SamplingParams)} - set(SAMPLING_FIELDS) == {"stop"}
+    assert set(SAMPLING_FIELDS) - {"stop"} <= set(hooks._SLIME_SAMPLING_FLAGS)
+    # SGLang's own domains are one declaration, which the pre-flight reads too.
+    from launch.checks import sglang_names
+    from t3rl_core.fields import SAMPLING_DOMAINS
+
+    assert sglang_names.SAMPLING_DOMAINS is SAMPLING_DOMAINS
+    for name in ("temperature", "top_p", "top_k"):
+        assert SAMPLING_FIELDS[name][1] == SAMPLING_DOMAINS[name][1]
 
 
 # ------------------------------------------------------- new kinds: a reward's range that is no range
