@@ -716,7 +716,10 @@ async def run_episode(
             episode.tools,
             add_generation_prompt=episode.awaiting_model,
             env_spans=episode.inline_spans,
-            cut=trajectory.cut > 0,
+            # An episode that failed ends where it failed: after a model turn whose closing (the
+            # turn delta) the world's failure never let in, its tokens are a prefix of the render. Read
+            # whole, every such failure was logged as TITO drift at its last token.
+            cut=trajectory.cut > 0 or failure is not None,
             model_turns=episode.model_turns(),
             model_spans=[
                 (len(trajectory.prompt_ids) + a, len(trajectory.prompt_ids) + b)

@@ -440,3 +440,26 @@ def test_a_user_models_refusal_is_told_apart_from_a_crash(qwen: ChatFormat) -> N
     crashed = play(qwen, ToyEnv(fail_in="step"), ScriptedEngine(qwen, [call]), RolloutConfig())
     other = attribute({"status": crashed.status, "error": crashed.error, "success": False, "outcome": {}})
     assert other is not None and other["kind"] == "crashed"
+
+
+# ----------------------------------------- new kinds: a failed episode's tokens are no TITO drift
+
+
+def test_a_failed_episode_is_a_prefix_of_its_render(qwen: ChatFormat) -> None:
+    """A world whose step fails (here: a tool message of no text) ends the episode after the model's
+    turn, before the turn's closing joins: the drift check compared the tokens whole with a render that
+    closes the turn, and logged TITO drift at the last token of every such episode."""
+    from t3rl_core.config import RolloutConfig
+    from t3rl_core.types import ToolCallAction, Transition
+    from tests.rollout.fakes import ScriptedEngine, ToyEnv, play
+
+    class NoText(ToyEnv):
+        async def step(self, action: Any) -> Transition:
+            if isinstance(action, ToolCallAction):
+                return Transition(messages=[{"role": "tool", "content": None}])
+            return await super().step(action)
+
+    call = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
+    episode = play(qwen, NoText(), ScriptedEngine(qwen, [call]), RolloutConfig(tito_drift_check=True))
+    assert episode.failure is not None and episode.failure.error_type == "InvalidMessage"
+    assert episode.drift_at is None
