@@ -4,6 +4,7 @@ with its declaration turned off."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
 import subprocess
@@ -12,15 +13,21 @@ import textwrap
 import types
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from launch.checks.rules import components
 from launch.checks.rules.module_state import ITEM_READERS, UNREAD, Change, world_changes
 from launch.cli.shadowed import shadows
+from t3rl_core.engines.base import Generation
 from t3rl_core.envs.base import Env
+from t3rl_core.eval.runner import _success
 from t3rl_core.plugins import UsedPlugin
+from t3rl_core.rollout.verdict_fields import VERDICT_FIELDS
+from tests.plugins import test_hub_hunt_wave3 as wave3
 from tests.plugins.test_hub_hunt_wave6 import HEAD
+from tests.rollout.fakes import FixedEngine
 from tests.support.plugin_example import EXAMPLE, EXAMPLE_CONF
 
 # ------------------------------------------------ module state through a call's result, globals(), exec
@@ -243,3 +250,45 @@ def test_validate_with_a_plugins_json_py_on_the_path_names_it_not_a_bug_in_t3rl(
         f"{tmp_path / 'json.py'} is loaded as the module 'json', the name of Python's standard module" in said
     )
     assert "fix: rename json.py (e.g. my_json)" in said, said
+
+
+# ------------------------------------------------ a world's metric named like a verdict, of another scale
+
+
+class _Scoring(wave3._Quick):
+    """A world whose outcome is `OUT`."""
+
+    OUT: Any = None
+
+    def outcome(self) -> dict[str, Any]:
+        return self.OUT
+
+
+def _scored(outcome: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    monkeypatch.setattr(_Scoring, "OUT", outcome)
+    monkeypatch.setattr(wave3.World, "env_class", _Scoring)
+    runner = wave3._runner()
+    ids = runner.chat.encode('<tool_call>\n{"name": "add", "arguments": {"n": 3}}\n</tool_call>')
+    runner.engine = FixedEngine([Generation(ids, [-0.5] * len(ids), "stop")])
+    task = {"prompt": [{"role": "user", "content": "Add 3."}], "metadata": {}}
+    return asyncio.run(runner.run(task, "eval"))
+
+
+@pytest.mark.parametrize("name", VERDICT_FIELDS)
+@pytest.mark.parametrize("value", [5.0, -1, 1.5, 100])
+def test_a_worlds_metric_named_like_a_verdict_is_a_share_or_the_episodes_failure(
+    name: str, value: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A world's `metrics: {"accuracy": 5}` (a count, a percent) passed env_score through to the eval,
+    whose success reads a reward metric `accuracy` before the outcome's: a reward of 0 was a success,
+    `progress: 7` a mean progress past 1. Now a reward metric named in VERDICT_FIELDS is a share in
+    [0, 1] where every reward result is checked (rewards.base.checked), else the reward's failure,
+    named; a share, a check (True) and another metric of any size stay as they were."""
+    episode, reward = _scored({"reward": 0.0, "metrics": {name: value}}, monkeypatch)
+    assert episode.failure is not None and f"gave the metric {name!r}" in (episode.error or ""), episode.error
+    assert name not in reward.metrics and not _success(reward.metrics, episode.outcome, reward.value)
+    for fine in (0.5, True):
+        episode, reward = _scored({"reward": 0.0, "metrics": {name: fine, "turns": value}}, monkeypatch)
+        assert episode.failure is None and reward.metrics == {name: float(fine), "turns": value}, (
+            episode.error
+        )
