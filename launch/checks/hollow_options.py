@@ -107,7 +107,7 @@ def _option_file(group: str, option: str, config_dirs: Sequence[str]) -> Path | 
 
 def _about(problem: Problem, section: str, file: str) -> bool:
     """The refusal is the hollow option's: at its file, or at its section or a key of it."""
-    named = {_real(problem.key), _real(problem.source.split(" (chosen by")[0])}
+    named = {_real(problem.key), _real(re.sub(r":\d+$", "", problem.source.split(" (chosen by")[0]))}
     return _real(file) in named or problem.key == section or problem.key.startswith(f"{section}.")
 
 

@@ -132,7 +132,8 @@ def _body(plain: Plain) -> str | None:
     payload = {
         "data": plain.data,
         "provenance": {
-            k: [o.source, o.chosen_by, o.raw, o.order, o.deleted] for k, o in plain.provenance.items()
+            k: [o.source, o.chosen_by, o.raw, o.order, o.deleted, o.package]
+            for k, o in plain.provenance.items()
         },
         "shadowed": {k: [s.source, s.raw, s.by] for k, s in plain.provenance.shadowed.items()},
         "hydra": _composed_node(plain),

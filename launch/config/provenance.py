@@ -34,6 +34,8 @@ class Origin(Record):
     order: int
     # True when an override deleted the key (`~key`).
     deleted: bool = False
+    # The dotted key a config file's content lands under ("" = the root); None for an override.
+    package: str | None = None
 
     @property
     def chosen_on_line(self) -> str | None:
@@ -41,9 +43,20 @@ class Origin(Record):
         did: a group option swapped in, whose keys other files were not written around."""
         return self.chosen_by.removeprefix("override ") if self.chosen_by.startswith("override `") else None
 
-    def describe(self) -> str:
-        what = f"deleted by {self.source}" if self.deleted else self.source + _from_environment(self.raw)
+    def describe(self, key: str = "") -> str:
+        """Where the value came from; with `key`, a file's line where it writes that key (`mine.yaml:6`)."""
+        line = self._line(key) if key and self.package is not None else None
+        source = f"{self.source}:{line}" if line else self.source
+        what = f"deleted by {source}" if self.deleted else source + _from_environment(self.raw)
         return f"{what} (chosen by {self.chosen_by})" if self.chosen_by else what
+
+    def _line(self, key: str) -> int | None:
+        from launch.config.key_lines import key_line  # lazy: only to name where a problem's key was set
+
+        package = self.package or ""
+        if package and not _at_or_below(key, package):
+            return None
+        return key_line(self.source, key.removeprefix(package).removeprefix("."))
 
 
 def _from_environment(raw: Any) -> str:
@@ -104,7 +117,7 @@ class Provenance:
                     later_experiment = is_experiment and not (mine[0] == chosen and source != chosen)
                     if not later_experiment:
                         shadowed[key] = Shadow(mine[0], mine[1], source)
-                origins[key] = Origin(source, chosen_by, raw, order)
+                origins[key] = Origin(source, chosen_by, raw, order, package=package)
             # What an experiment wrote itself (its content node is shared with later merges).
             experiments.update({key: (layer.source, raw) for key, raw in layer.written.items()})
         order = _COMMAND_LINE
@@ -143,9 +156,10 @@ class Provenance:
         return key in self._origins
 
     def source(self, key: str) -> str:
-        """A one-line answer to "where was `key` set?" ("" when no file or override set it)."""
+        """A one-line answer to "where was `key` set?" ("" when no file or override set it); a file's
+        answer names the line where it writes the key."""
         found = self.origin(key)
-        return found.describe() if found else ""
+        return found.describe(key) if found else ""
 
     def order(self, key: str) -> int:
         """Merge position of the source of `key` (-1 when unset): the key changed last has the highest."""

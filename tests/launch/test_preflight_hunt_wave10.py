@@ -8,16 +8,24 @@ set, with a first fix that validates when applied (tests.support.fix_applier):
   of the line and dropped, with why, when refused in turn (launch/checks/offers_tried.py; was: only an
   offer of another stage kind was; `hardware.gpus_per_node=3` was offered `hardware.tensor_parallel=3`,
   which Qwen3-4B's 32 heads refuse);
+- a value a config file of one's own gives in the wrong shape (`seed: {value: 3}`, a group option's
+  `context_length: {tokens: 4096}`) names the file's line where the key is written: provenance keeps the
+  layer's package and reads the line from the file's YAML nodes (launch/config/key_lines.py; was: the
+  file only);
 
 See docs/explanation/preflight.md, "Hunt wave ten: keys, groups, launcher".
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from launch.checks.offers_tried import _ASSIGNS
 from launch.config.errors import Problem
+from launch.config.key_lines import key_line
 from t3rl_core.config import EnvConfig
 from tests.support.refusals import errors, fixed
 
@@ -87,3 +95,58 @@ def test_every_alternative_offered_that_assigns_keys_takes_the_line_past_its_err
             )
     assert tried, refused
 
+
+# ------------------------------------------------------------ the line of a file that set the value
+
+MINE = """\
+# @package _global_
+defaults:
+  - stage1_bfcl
+  - _self_
+
+seed:
+  value: 3
+"""
+
+
+def test_a_mapping_a_file_gives_a_scalar_names_the_files_line(tmp_path: Path) -> None:
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "mine.yaml").write_text(MINE)
+    line = ["+experiment=mine"]
+    (problem,) = errors(line, (str(tmp_path),))
+    assert problem.key == "seed", problem
+    # was: `…/mine.yaml (chosen by …)`, the file only
+    assert problem.source == f"{tmp_path}/experiment/mine.yaml:6 (chosen by override `+experiment=mine`)"
+    again = fixed(line, problem)
+    assert errors(again, (str(tmp_path),)) == [], (problem.fix, again)
+
+
+def test_a_group_options_line_is_read_below_its_package(tmp_path: Path) -> None:
+    shipped = Path("conf/model/qwen3_4b_instruct_2507.yaml").read_text(encoding="utf-8")
+    (tmp_path / "model").mkdir()
+    written = shipped.replace("context_length: 262144", "context_length:\n  tokens: 4096")
+    (tmp_path / "model" / "mine.yaml").write_text(written)
+    (problem,) = errors([S1, "model=mine"], (str(tmp_path),))
+    at = next(n for n, text in enumerate(written.splitlines(), 1) if text.startswith("context_length:"))
+    assert problem.key == "model.context_length", problem
+    assert problem.source.startswith(f"{tmp_path}/model/mine.yaml:{at} "), problem.source
+
+
+def test_every_key_of_a_shipped_file_is_found_on_its_own_line() -> None:
+    files = sorted(str(p) for p in Path("conf").rglob("*.yaml"))
+    found = 0
+    for file in files:
+        lines = Path(file).read_text(encoding="utf-8").splitlines()
+        stack: list[tuple[object, str]] = [(yaml.safe_load("\n".join(lines)), "")]
+        while stack:
+            node, path = stack.pop()
+            for key, value in node.items() if isinstance(node, dict) else ():
+                dotted = f"{path}.{key}" if path else str(key)
+                if dotted == "defaults":
+                    continue
+                at = key_line(file, dotted)
+                # a flow mapping (`{retail: 0.8, …}`) writes its keys on its parent's line
+                assert at is not None and f"{key}:" in lines[at - 1], (file, dotted, at)
+                found += 1
+                stack.append((value, dotted))
+    assert found > 1000, found

@@ -251,7 +251,7 @@ def test_a_key_of_another_kind_an_experiment_file_writes_is_deleted_there(_in_tm
         e for e in errors(["+experiment=timed"], (str(_in_tmp / "own"),)) if e.key == "executor.time_limit"
     ]
     # was: "drop `+experiment=timed`": the whole experiment, for one key it wrote
-    assert found.fix.startswith("in own/experiment/timed.yaml, delete `time_limit:` under executor"), (
+    assert found.fix.startswith("in own/experiment/timed.yaml:6, delete `time_limit:` under executor"), (
         found.fix
     )
     assert "executor=slurm" in found.fix

@@ -82,8 +82,10 @@ def test_unset_key_has_no_source(stage2) -> None:
 
 def test_primary_config_keys() -> None:
     provenance = compose_resolved([]).provenance
-    assert provenance.source("seed").endswith("conf/config.yaml")
-    assert provenance.source("stages").endswith("conf/config.yaml")
+    for key in ("seed", "stages"):  # the file and the line where it writes the key
+        file, _, line = provenance.source(key).rpartition(":")
+        assert file.endswith("conf/config.yaml"), provenance.source(key)
+        assert Path(file).read_text().splitlines()[int(line) - 1].startswith(f"{key}:"), line
 
 
 def test_manifest_form_lists_every_leaf() -> None:
