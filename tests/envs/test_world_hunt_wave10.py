@@ -463,3 +463,29 @@ def test_a_failed_episode_is_a_prefix_of_its_render(qwen: ChatFormat) -> None:
     episode = play(qwen, NoText(), ScriptedEngine(qwen, [call]), RolloutConfig(tito_drift_check=True))
     assert episode.failure is not None and episode.failure.error_type == "InvalidMessage"
     assert episode.drift_at is None
+
+
+# ------------------------------------------- new kinds: a ReTool answer that is no one answer's text
+
+
+@pytest.mark.parametrize("label", [["1/2", "0.5"], {"answer": "3"}, True, float("nan"), None])
+def test_a_reference_answer_is_text_or_a_finite_number(label: Any) -> None:
+    """str() read a list of accepted answers as the text "['1/2', '0.5']" (None as "None", NaN as
+    "nan"), at data preparation and in the world: every boxed answer was graded wrong against it.
+    Now one reading (envs/retool/answers.answer_text) refuses it, naming the row."""
+    from t3rl_core.envs.retool.config import ReToolEnvConfig
+    from t3rl_core.envs.retool.data import problem_row
+    from t3rl_core.envs.retool.env import ReToolEnv
+
+    config = ReToolEnvConfig()
+    record = {config.data.question_key: "What is 1/2?", config.data.answer_key: label}
+    with pytest.raises(ValueError, match="problem 7") as refused:
+        problem_row(config.data, record, 7, "train")
+    assert "not text or a finite number" in str(refused.value)
+    if label is not None:  # the world's own refusal of no label stands for None
+        with pytest.raises(ValueError, match="not text or a finite number"):
+            ReToolEnv({"label": label}, None, config)  # type: ignore[arg-type]
+    for answer, text in (("391", "391"), (391, "391"), (0.5, "0.5")):
+        record[config.data.answer_key] = answer
+        assert problem_row(config.data, record, 7, "train")["label"] == text
+        assert ReToolEnv({"label": answer}, None, config).ground_truth == text  # type: ignore[arg-type]

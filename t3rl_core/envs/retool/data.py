@@ -12,6 +12,7 @@ from t3rl_core import outside_json
 from t3rl_core.counts import counted
 from t3rl_core.data.progress import Steps
 from t3rl_core.data.rows import read_jsonl
+from t3rl_core.envs.retool.answers import answer_text
 from t3rl_core.envs.retool.config import ReToolDataConfig, ReToolEnvConfig
 from t3rl_core.envs.retool.parser import interpreter_block
 
@@ -88,7 +89,7 @@ def problem_row(data: ReToolDataConfig, record: dict[str, Any], index: int, spli
     return {
         "prompt": [{"role": "user", "content": data.instruction.format(question=question)}],
         "metadata": _metadata(data, index, split),
-        "label": str(record[data.answer_key]),
+        "label": answer_text(record[data.answer_key], f"problem {index} ({data.answer_key})"),
     }
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from t3rl_core.envs.base import Env, Mode
+from t3rl_core.envs.retool.answers import answer_text
 from t3rl_core.envs.retool.config import ReToolEnvConfig
 from t3rl_core.envs.retool.parser import PYTHON_TOOL, interpreter_block
 from t3rl_core.registries import SANDBOXES
@@ -42,7 +43,7 @@ class ReToolEnv(Env):
     def __init__(self, task: Mapping[str, Any], sandbox: Sandbox, config: ReToolEnvConfig) -> None:
         if task.get("label") is None:
             raise ValueError("a retool task needs its reference answer as 'label'")
-        self.ground_truth = str(task["label"])
+        self.ground_truth = answer_text(task["label"], "the retool task")
         # An empty reference is no answer: graded against it, an empty `\boxed{}` (a policy's cheapest
         # output) was correct, as math-verify parses neither and their texts compare equal.
         if not self.ground_truth.strip():
