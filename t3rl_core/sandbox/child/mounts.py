@@ -222,13 +222,70 @@ def mount_cell_dir(size_bytes: int, uid: int, gid: int, kept: list[str]) -> None
     mount("tmpfs", STAGING, MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "tmpfs", "size=4k,mode=0755")
 
 
-# Host facts a /proc of the cell's own still shows (a PID namespace filters processes, not these),
-# covered by /dev/null: the kernel's command line (a VM's boot parameters can carry a provisioning token)
-# and build configuration, the loaded modules; the host's users by uid with their keys' counts and its
-# boot's identity (the same in every cell of every run: a cell could tell which cells share its host);
-# its devices' interrupts, disks and swap, and the pressure of every process on its CPUs, memory and
-# I/O (how hard the trainer and the other cells work, sampled as they run). What programs size
-# themselves by stays: `cpuinfo`, `meminfo`, `stat`, `loadavg` (`os.getloadavg`).
+# What a cell may learn of its host through /proc, declared: a /proc of the cell's own PID namespace
+# filters processes, not the kernel's host-wide files, so each entry of /proc's top level a cell may read
+# is named here with why; every other one (a file, or a directory of them) is covered, whatever the
+# kernel adds: a file by /dev/null, a directory by an empty read-only tmpfs. Covered so: the kernel's
+# command line (a VM's boot parameters can carry a provisioning token), build configuration, modules and
+# their symbols (`kallsyms`); the host's users by uid with their keys' counts; its devices, interrupts,
+# disks, swap, consoles; and every counter of the host's activity (`vmstat`, `zoneinfo`, `buddyinfo`,
+# `pagetypeinfo`, `schedstat`, the pressure of every process on its CPUs, memory and I/O, a
+# filesystem's statistics under `fs`): how hard the trainer and the other cells work, sampled as they
+# run, and a channel between two cells. What programs size themselves by stays (`cpuinfo`, `meminfo`,
+# `stat`, `loadavg`); the process's own entries (`self`, `thread-self`, `mounts`, `net`, a pid's
+# directory) show the cell's own namespaces.
+PROC_KEPT: dict[str, str] = {
+    "self": "the process's own directory",
+    "thread-self": "the thread's own directory",
+    "mounts": "a link to self/mounts: the cell's own mount namespace",
+    "net": "a link to self/net: the cell's own network namespace, empty",
+    "sys": "the kernel's settings programs read (`vm/overcommit_memory`, `kernel/pid_max`); its host-wide "
+    "counters are in PROC_SYS_COVERED",
+    "sysvipc": "the cell's own IPC namespace's objects",
+    "locks": "the locks of the cell's own PID namespace",
+    "cpuinfo": "the CPUs' model and count: libraries size their thread pools by it",
+    "meminfo": "the memory's size: `psutil.virtual_memory`, allocators",
+    "stat": "the CPUs' times (`psutil.cpu_percent`) and the boot time; sysinfo(2) tells the same",
+    "loadavg": "`os.getloadavg`; sysinfo(2) tells the same, and no namespace filters it",
+    "uptime": "sysinfo(2) tells it; a time namespace would shift it, and hand the shift back in "
+    "/proc/self/timens_offsets",
+    "version": "the kernel's release, which uname(2) tells (no namespace hides it)",
+    "filesystems": "the kinds of filesystem the kernel knows: static, read by `mount` and libraries",
+}
+# Host-wide counters under /proc/sys (which stays for the settings) covered the same way: the boot's
+# identity (the same in every cell of every run: a cell could tell which cells share its host), the
+# entropy pool's level and the host's open files, inodes, dentries and asynchronous I/O in flight (each
+# moves with the other processes' work).
+PROC_SYS_COVERED = (
+    "/proc/sys/kernel/random/boot_id",
+    "/proc/sys/kernel/random/entropy_avail",
+    "/proc/sys/fs/file-nr",
+    "/proc/sys/fs/inode-nr",
+    "/proc/sys/fs/inode-state",
+    "/proc/sys/fs/dentry-state",
+    "/proc/sys/fs/aio-nr",
+)
+
+
+def mount_proc() -> None:
+    """A /proc showing only the cell's PID namespace (call as its PID 1): of its top level only
+    `PROC_KEPT` and the processes' directories, less `PROC_SYS_COVERED`."""
+    mount("proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "proc")
+    for name in os.listdir("/proc"):
+        path = f"/proc/{name}"
+        if name in PROC_KEPT or name.isdigit() or os.path.islink(path):
+            continue
+        if os.path.isdir(path):
+            mount("tmpfs", path, MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "tmpfs", "size=4k,mode=0555")
+        else:
+            mount(os.devnull, path, MS_BIND)
+    for path in PROC_SYS_COVERED:
+        if os.path.exists(path):
+            mount(os.devnull, path, MS_BIND)
+
+
+# The files wave eight covered by name, each covered now by `PROC_KEPT` leaving it out (or by
+# `PROC_SYS_COVERED`): kept as the list the tests of that wave read.
 PROC_COVERED = (
     "/proc/cmdline",
     "/proc/bootconfig",
@@ -247,11 +304,3 @@ PROC_COVERED = (
     "/proc/pressure/io",
     "/proc/pressure/irq",
 )
-
-
-def mount_proc() -> None:
-    """A /proc showing only the cell's PID namespace (call as its PID 1), less `PROC_COVERED`."""
-    mount("proc", "/proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "proc")
-    for path in PROC_COVERED:
-        if os.path.exists(path):
-            mount(os.devnull, path, MS_BIND)

@@ -1,0 +1,100 @@
+"""Hunt wave ten (docs/explanation/sandbox.md, "Hunt wave ten"): what a cell may learn of its host is
+declared. A /proc of the cell's own PID namespace filtered processes, not the kernel's host-wide files:
+a cell read `/proc/vmstat`, `zoneinfo`, `buddyinfo`, `pagetypeinfo` (every page the host faults, frees
+and reclaims, sampled as the trainer and the other cells run: a channel between two cells too),
+`kallsyms` (the loaded modules by name), `devices`, `consoles`, `iomem`, `/proc/fs` (a filesystem's
+statistics), `/proc/sys/fs/file-nr` and `entropy_avail` (the host's open files and entropy, moving with
+everyone's work); wave eight's list (`PROC_COVERED`) named sixteen files and left whatever else a kernel
+has. Now /proc's top level is an allow-list (`t3rl_core.sandbox.child.mounts.PROC_KEPT`, each entry
+with why): every other file reads empty and every other directory is empty, whatever the kernel adds;
+`PROC_SYS_COVERED` names the host-wide counters under /proc/sys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+
+from t3rl_core.sandbox.child.mounts import PROC_COVERED, PROC_KEPT, PROC_SYS_COVERED
+from t3rl_core.sandbox.config import LocalSandboxConfig
+from t3rl_core.sandbox.local import LocalSandbox
+
+ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="a PID namespace's /proc needs root here")
+
+# What the cell finds at /proc's top level: each entry (not a pid's) with what reading it gives (a file's
+# length, a directory's number of entries; -1: refused), and the length of each path of `SYS`.
+CELL = """
+import json, os
+def size(path):
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            return len(os.listdir(path))
+        with open(path, 'rb') as f:
+            return len(f.read())
+    except OSError:
+        return -1
+top = {name: size('/proc/' + name) for name in os.listdir('/proc') if not name.isdigit()}
+print(json.dumps([top, {path: size(path) for path in %r}]))
+"""
+
+
+@pytest.fixture(scope="module")
+def seen() -> tuple[dict[str, int], dict[str, int]]:
+    async def run() -> tuple[dict[str, int], dict[str, int]]:
+        sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=30, max_concurrency=1))
+        try:
+            result = await sandbox.run(CELL % (PROC_SYS_COVERED,))
+        finally:
+            await sandbox.aclose()
+        assert result.ok, (result.error, result.stderr)
+        top, sys_sizes = json.loads(result.stdout)
+        return top, sys_sizes
+
+    return asyncio.run(run())
+
+
+@ROOT
+def test_only_the_declared_entries_of_proc_show_anything(seen: tuple[dict[str, int], dict[str, int]]) -> None:
+    top, _ = seen
+    shown = {name: size for name, size in top.items() if name not in PROC_KEPT and size > 0}
+    assert not shown, shown
+
+
+@ROOT
+def test_the_host_activity_this_kernel_has_was_real_and_is_covered(
+    seen: tuple[dict[str, int], dict[str, int]],
+) -> None:
+    """The entries this host's kernel has (the kind was real here) read empty in a cell."""
+    top, _ = seen
+    present = [
+        name
+        for name in ("vmstat", "zoneinfo", "buddyinfo", "kallsyms", "devices", "fs")
+        if os.path.exists(f"/proc/{name}")
+    ]
+    assert present, "this kernel has none of the counters the wave found"
+    assert all(top.get(name, 0) <= 0 for name in present), top
+
+
+@ROOT
+def test_the_host_wide_counters_under_proc_sys_read_empty(
+    seen: tuple[dict[str, int], dict[str, int]],
+) -> None:
+    _, sys_sizes = seen
+    assert any(os.path.exists(path) for path in PROC_SYS_COVERED)
+    assert all(size <= 0 for size in sys_sizes.values()), sys_sizes
+
+
+@ROOT
+def test_what_programs_size_themselves_by_still_reads(seen: tuple[dict[str, int], dict[str, int]]) -> None:
+    top, _ = seen
+    for name in ("cpuinfo", "meminfo", "stat", "loadavg", "sys"):
+        assert top.get(name, -1) > 0, (name, top)
+
+
+def test_every_kept_entry_says_why_and_none_of_wave_eights_is_kept() -> None:
+    assert all(why.strip() for why in PROC_KEPT.values())
+    assert not {path.split("/")[2] for path in PROC_COVERED} & set(PROC_KEPT) - {"sys"}
+    assert all(path.startswith("/proc/sys/") for path in PROC_SYS_COVERED)
