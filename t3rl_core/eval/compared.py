@@ -115,6 +115,38 @@ SANDBOX_FUSION = {
     "backoff_max_s": f"{NOT_COMPARED}: the wait between retries",
 }
 SANDBOXES = {"local": SANDBOX_LOCAL, "sandbox_fusion": SANDBOX_FUSION}
+# Each built-in engine's settings (t3rl_core/engines/config.py), by the engine's name: `model` when they
+# change what answers (the summary's `model` records them, so two results differing in one are set side by
+# side with it shown, as another model is), else why not. The summary's model recorded the HF engine's
+# path alone: a float32 eval and a bfloat16 one, or a reference policy with injected faults and one
+# without, compared as one model.
+_WHERE_SERVED = f"{NOT_COMPARED}: where and how the engine is reached, not what it answers"
+_AT_ONCE = f"{NOT_COMPARED}: how many requests run at once"
+ENGINES = {
+    "sglang": {
+        "name": "model",
+        "url": _WHERE_SERVED,  # the served checkpoint is recorded from the server (served_model)
+        "api_key": _WHERE_SERVED,
+        "health_timeout_s": _WHERE_SERVED,
+        "concurrency": _AT_ONCE,
+        "timeout_s": f"{NOT_COMPARED}: a request past it is retried, then an engine failure (coverage)",
+        "max_attempts": f"{NOT_COMPARED}: what the engine failed is the coverage part",
+        "backoff_s": _WHERE_SERVED,
+    },
+    "hf": {
+        "name": "model",
+        "model_path": "model",
+        "device": "model",  # kernels differ in their rounding: another device, other greedy tokens
+        "dtype": "model",
+        "concurrency": _AT_ONCE,
+    },
+    "reference": {
+        "name": "model",
+        "faults": "model",
+        "seed": "model",  # the fault draws
+        "latency_s": f"{NOT_COMPARED}: a simulated wait, not what the policy answers",
+    },
+}
 SECTIONS = {"eval": EVAL, "rollout": ROLLOUT, "chat": CHAT, "parsers": PARSERS, "runtime": RUNTIME}
 
 

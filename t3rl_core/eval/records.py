@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from t3rl_core.eval.compared import ENGINES
 from t3rl_core.secret import mask_text
 
 
@@ -94,4 +95,10 @@ def model_record(engine: Any, served: dict[str, Any], checkpoint: Path | None) -
         record["checkpoint"] = checkpoint_record(record["model_path"])
     else:
         record["policy"] = f"scripted {name} policy (no model)"
+    # Every other setting declared to change what answers (compared.ENGINES: the HF engine's dtype and
+    # device, the reference policy's faults and their seed), as the config gives it.
+    for field, declared in ENGINES.get(name, {}).items():
+        if declared == "model" and field not in ("name", "model_path"):
+            value = getattr(engine, field, None)
+            record[field] = dict(value) if isinstance(value, dict) else value
     return record

@@ -11,10 +11,14 @@ from typing import Any
 import pytest
 import yaml
 
+from launch.cli.results_compare import across
 from launch.cli.runs import JSON_EVAL_KEYS, list_runs
 from launch.run.sweep import UnreadableMetric, read_metric
+from t3rl_core.engines.config import HFEngineConfig, ReferenceEngineConfig, SGLangEngineConfig
+from t3rl_core.eval.compared import ENGINES
 from t3rl_core.eval.identity import PARTS
 from t3rl_core.eval.metrics import TASKS_SCORED, EpisodeScore, is_rate, summarize
+from t3rl_core.eval.records import model_record
 
 # ------------------------------------------------ t3rl runs --json: keys fixed, each number's identity
 
@@ -113,3 +117,55 @@ def test_a_rate_outside_0_1_is_named_never_ranked(
     edited["overall"]["accuracy"] = value
     _run(tmp_path, "a", edited)
     assert _listed(tmp_path, "overall.accuracy", capsys)["a"]["value"] is None
+
+
+# ------------------------------------------------ an engine setting that changes what answers, recorded
+
+
+ENGINE_CONFIGS = {"sglang": SGLangEngineConfig, "hf": HFEngineConfig, "reference": ReferenceEngineConfig}
+# Per engine field, another valid value (the default's neighbour).
+OTHER = {
+    "url": "http://127.0.0.1:31000",
+    "api_key": "env:OTHER_KEY",
+    "health_timeout_s": 20.0,
+    "concurrency": 2,
+    "timeout_s": 60.0,
+    "max_attempts": 5,
+    "backoff_s": 2.0,
+    "model_path": "/models/other",
+    "device": "cuda:1",
+    "dtype": "bfloat16",
+    "faults": {"malformed_json": 0.5},
+    "seed": 7,
+    "latency_s": 0.5,
+}
+
+
+def test_every_engine_setting_is_declared() -> None:
+    """A new engine setting cannot be forgotten: every field of each built-in engine's config is
+    declared in compared.ENGINES (recorded in the summary's model, or why not)."""
+    assert set(ENGINE_CONFIGS) == set(ENGINES)
+    for name, config in ENGINE_CONFIGS.items():
+        assert set(config.model_fields) == set(ENGINES[name]), name
+
+
+@pytest.mark.parametrize(
+    ("engine", "field"),
+    [(name, field) for name, fields in ENGINES.items() for field in fields if field != "name"],
+)
+def test_an_engine_setting_changes_the_model_record_exactly_when_declared_so(engine: str, field: str) -> None:
+    """Two evals of the HF engine at float32 and bfloat16 (or on cpu and cuda), or of the reference
+    policy with injected faults and without, recorded one model (its path, or 'scripted reference
+    policy'): `t3rl runs diff` said nothing of it. Now each setting declared `model` is in the summary's
+    model, so `runs diff` shows it as the model it compares across; a setting declared not compared
+    changes nothing."""
+    config = ENGINE_CONFIGS[engine]
+    base = config()
+    other = config.model_validate({field: OTHER[field]})
+    served = {"served_model": "/models/m"}
+    before, after = model_record(base, served, None), model_record(other, served, None)
+    shown = across({"model": before}, {"model": after})  # what runs diff shows of the two
+    if ENGINES[engine][field] == "model":
+        assert len(shown) == 1 and shown[0].startswith("model:"), (field, shown)
+    else:
+        assert shown == [], (field, shown)
