@@ -18,9 +18,10 @@ from launch.config.errors import Problem
 
 _KEY = r"\+?[A-Za-z_][\w.@]*"
 # An alternative that assigns keys and says nothing else, as tests.support.fix_applier applies it:
-# "[set ]<k>=<v> [<k2>=<v2> …][ instead of `<typed>`][ (why)]".
+# "[set ]<k>=<v> [<k2>=<v2> …][ instead of `<typed>`[ and `<typed2>` …]][ (why)]".
 _ASSIGNS = re.compile(
-    rf"^(?:set )?(?P<sets>{_KEY}=[^\s`]+(?: {_KEY}=[^\s`]+)*)(?: instead of `(?P<typed>[^`]+)`)?(?: \(.*\))?$"
+    rf"^(?:set )?(?P<sets>{_KEY}=[^\s`]+(?: {_KEY}=[^\s`]+)*)"
+    r"(?: instead of (?P<typed>`[^`]+`(?: and `[^`]+`)*))?(?: \(.*\))?$"
 )
 _OR = "; or "
 
@@ -54,12 +55,13 @@ def _tried_offer(
 ) -> Problem:
     def line(alternative: str) -> Trial | None:
         found = _ASSIGNS.match(alternative)
-        if found is None or (found["typed"] and found["typed"] not in overrides):
+        replaced = re.findall(r"`([^`]+)`", found["typed"] or "") if found else []
+        if found is None or any(t not in overrides for t in replaced):
             return None  # prose, or a form the applier reads otherwise: offered as written
         sets = found["sets"].split()
         keys = {s.partition("=")[0].lstrip("+") for s in sets}
         added = {o.partition("=")[0].lstrip("+") for o in overrides if o.startswith("+")}
-        rest = [o for o in overrides if o != found["typed"] and o.partition("=")[0].lstrip("+~") not in keys]
+        rest = [o for o in overrides if o not in replaced and o.partition("=")[0].lstrip("+~") not in keys]
         # a key the user added keeps its '+' (the applier's reading)
         made = [f"+{s}" if s.partition("=")[0] in added and not s.startswith("+") else s for s in sets]
         return Trial(f"`{found['sets']}`", [*rest, *made])

@@ -8,6 +8,8 @@ set, with a first fix that validates when applied (tests.support.fix_applier):
   of the line and dropped, with why, when refused in turn (launch/checks/offers_tried.py; was: only an
   offer of another stage kind was; `hardware.gpus_per_node=3` was offered `hardware.tensor_parallel=3`,
   which Qwen3-4B's 32 heads refuse);
+- a model swap with several hardware keys typed replaces them all (`… hardware=h100x8 instead of `a` and
+  `b``, launch/checks/swap_hardware.py; was: no swap proposed, since a fix replaced one override);
 - a value a config file of one's own gives in the wrong shape (`seed: {value: 3}`, a group option's
   `context_length: {tokens: 4096}`) names the file's line where the key is written: provenance keeps the
   layer's package and reads the line from the file's YAML nodes (launch/config/key_lines.py; was: the
@@ -150,3 +152,23 @@ def test_every_key_of_a_shipped_file_is_found_on_its_own_line() -> None:
                 found += 1
                 stack.append((value, dotted))
     assert found > 1000, found
+
+
+# --------------------------------------------------- a model swap superseding several hardware keys
+
+
+@pytest.mark.parametrize(
+    ("typed", "kept"),
+    [
+        (["hardware.gpus_per_node=7", "hardware.gpu_memory_gib=4"], []),
+        (["hardware.gpu_memory_gib=4", "hardware.gpus_per_node=7"], ["+hardware.env_vars.NCCL_DEBUG=INFO"]),
+    ],
+)
+def test_a_swap_replaces_every_hardware_key_the_option_writes(typed: list[str], kept: list[str]) -> None:
+    line = ["+experiment=retool", "model=glm4_9b", *typed, *kept]
+    (problem,) = [p for p in errors(line) if p.key == "model.family"]
+    instead = " and ".join(f"`{t}`" for t in sorted(typed))  # a job variable added is no key h100x8 writes
+    swap = "set model=qwen2_5_3b_instruct hardware=h100x8"
+    assert problem.fix.startswith(f"{swap} instead of {instead} ("), problem.fix
+    again = fixed(line, problem)  # was: no swap proposed (the fix named no model)
+    assert set(kept) <= set(again) and errors(again) == [], again

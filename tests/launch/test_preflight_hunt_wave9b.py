@@ -45,11 +45,13 @@ def test_an_rl_offer_the_sft_data_refuses_is_dropped_with_why() -> None:
     _fix_validates(RETOOL_GLM, problem)
 
 
-def test_with_no_swap_left_no_refused_offer_is_proposed() -> None:
+def test_with_several_hardware_keys_typed_no_refused_offer_is_proposed() -> None:
     line = [*RETOOL_GLM, "hardware.gpus_per_node=7", "hardware.gpu_memory_gib=4"]
     (problem,) = [p for p in errors(line) if p.key == "model.family"]
-    assert problem.fix == "", problem.fix  # was: `set stages.sft.curriculum.mode=rl`, refused when applied
+    assert "mode=rl" not in problem.fix, problem.fix  # was: `set stages.sft.curriculum.mode=rl`, refused
     assert "retool_sft holds demonstrations" in problem.message, problem.message
+    # the swap replaces both hardware keys typed (wave ten; was: no swap, the applier replaced one override)
+    _fix_validates(line, problem)
 
 
 # --------------------------------------------------- a stop token id outside the model's vocabulary

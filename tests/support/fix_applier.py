@@ -22,9 +22,10 @@ def apply_first_fix(args: list[str], error: Mapping[str, str]) -> list[str] | No
     A deletion (`~key`) drops the override that set the key, or deletes a key a file set. `error` has
     the problem's `message`, `source` and `fix`."""
     first = re.split(r"; |, or | or | \(", error["fix"], maxsplit=1)[0]
-    # "set a=1 instead of `b=2`": the override typed is replaced by the one proposed.
-    first, _, instead = first.partition(" instead of `")
-    args = [a for a in args if a != instead.rstrip("`")] if instead else args
+    # "set a=1 instead of `b=2`" (or "of `b=2` and `c=3`"): the overrides typed replaced by those proposed.
+    first, _, instead = first.partition(" instead of ")
+    replaced = re.findall(r"`([^`]+)`", instead)
+    args = [a for a in args if a not in replaced]
     unplussed = re.match(r"drop the '\+\+?': (.+)$", first)
     blamed_override = re.match(r"override `(.*)`", error["source"])
     if unplussed and blamed_override:  # "drop the '+': a.b=1": the override typed, without its '+'
