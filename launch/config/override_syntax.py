@@ -410,9 +410,9 @@ def _hydra_problem(items: list[str]) -> Problem:
             reason = str(error).splitlines()[1:2] or [str(error)]
             typo = _stray_separator(item)
             repaired = _values_quoted(item)
-            quoted_fix = repaired and (
-                f"{shell_word(repaired)} (values quoted: Hydra reads = : ~ and the like in them as syntax)"
-            )
+            stray = ", a stray ',' dropped" if repaired and _empty_element(item) else ""
+            syntax = f"Hydra reads = : ~ and the like in them as syntax{stray}"
+            quoted_fix = repaired and f"{shell_word(repaired)} (values quoted: {syntax})"
             called = _CALLED.search(reason[0])
             fix = (
                 f"{shell_word(typo[0])} ({typo[1]})"
@@ -454,10 +454,17 @@ def _lookalikes_fix(item: str) -> str | None:
 
 
 def _stray_separator(item: str) -> tuple[str, str] | None:
-    """The override without a doubled '=' (`seed==1`) or a comma at an end of its value or doubled
-    (`reward=progress,`), when that parses, and what was dropped: quoting those kept them in the value
-    (`seed='=1'`, an option named `progress,`)."""
+    """The override without a doubled '=' (`seed==1`) or a comma at an end of its value or of a list's, or
+    doubled (`reward=progress,`, `[a,b,]`), when that parses, and what was dropped: quoting those kept them
+    in the value (`seed='=1'`, an option named `progress,`, an item '')."""
     key, sep, value = item.partition("=")
+    inner = value[1:-1] if value.startswith("[") and value.endswith("]") else None
+    flat = inner is not None and not any(c in inner for c in "'\"[]{}")
+    # a flat list with an empty element (`[a,b,]`: Python's and JSON's habit), which quoting made an item ''
+    # that no choice takes
+    if sep and _is_key(key) and flat and _empty_element(item):
+        repaired = f"{key}=[{','.join(e.strip() for e in (inner or '').split(',') if e.strip())}]"
+        return (repaired, "a stray ',' dropped") if parses(repaired) else None
     if not sep or not _is_key(key) or any(c in value for c in "'\"[]{}"):
         return None
     if value.startswith("="):
@@ -470,6 +477,13 @@ def _stray_separator(item: str) -> tuple[str, str] | None:
     return (repaired, dropped) if repaired != f"{key}=" and parses(repaired) else None
 
 
+def _empty_element(item: str) -> bool:
+    """A flat list's element between two commas, or at an end, is empty (`[a,b,]`)."""
+    value = item.partition("=")[2]
+    inner = value[1:-1] if value.startswith("[") and value.endswith("]") else ""
+    return "," in inner and any(not e.strip() for e in inner.split(","))
+
+
 def _values_quoted(item: str) -> str | None:
     """The override with its value (each element of a flat list) quoted, when that parses: values such
     as `--gres=gpu:4` or `~/data` hold characters Hydra's grammar reserves."""
@@ -478,7 +492,8 @@ def _values_quoted(item: str) -> str | None:
         return None
     inner = value[1:-1] if value.startswith("[") and value.endswith("]") else None
     if inner is not None and not any(c in inner for c in "[]{}'\""):
-        elements = _options_whole([e.strip() for e in inner.split(",")] if inner.strip() else [])
+        # an empty element is a stray ',' (`[a,b,]`), not an item '': dropped
+        elements = _options_whole([e.strip() for e in inner.split(",") if e.strip()])
         repaired = f"{key}=[{','.join(quoted(e) for e in elements)}]"
     elif not any(c in value for c in "'\""):
         repaired = f"{key}={quoted(value)}"

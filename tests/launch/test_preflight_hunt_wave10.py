@@ -14,6 +14,9 @@ set, with a first fix that validates when applied (tests.support.fix_applier):
   `context_length: {tokens: 4096}`) names the file's line where the key is written: provenance keeps the
   layer's package and reads the line from the file's YAML nodes (launch/config/key_lines.py; was: the
   file only);
+- a list typed with an empty element (`[multi_turn_base,]`, Python's and JSON's trailing comma; `[,a]`,
+  `[a,,b]`): the stray ',' is dropped (launch/config/override_syntax._stray_separator; was: every element
+  quoted, `[multi_turn_base,'']`, an item '' no choice takes, refused when applied).
 
 See docs/explanation/preflight.md, "Hunt wave ten: keys, groups, launcher".
 """
@@ -172,3 +175,25 @@ def test_a_swap_replaces_every_hardware_key_the_option_writes(typed: list[str], 
     assert problem.fix.startswith(f"{swap} instead of {instead} ("), problem.fix
     again = fixed(line, problem)  # was: no swap proposed (the fix named no model)
     assert set(kept) <= set(again) and errors(again) == [], again
+
+
+# ------------------------------------------------------------ a list's stray comma
+
+
+@pytest.mark.parametrize(
+    ("key", "items", "beside"),
+    [
+        ("env.data.categories", ["multi_turn_base", "multi_turn_miss_func"], []),
+        ("executor.extra_sbatch", ["--qos=high", "--exclude=n1"], ["executor=slurm"]),  # quoted as well
+    ],
+)
+@pytest.mark.parametrize("stray", ["{0},{1},", ",{0},{1}", "{0},,{1}", "{0},{1}, "])
+def test_a_lists_empty_element_is_a_stray_comma(
+    key: str, items: list[str], beside: list[str], stray: str
+) -> None:
+    typed = f"{key}=[{stray.format(*items)}]"
+    line = [S1, *beside, typed]
+    (problem,) = errors(line)
+    assert problem.key == key and "a stray ',' dropped" in problem.fix, problem  # was: an item '' quoted
+    assert "''" not in problem.fix, problem.fix
+    _fix_validates(line, problem)
