@@ -402,6 +402,11 @@ def _created_with(sweep_dir: Path, files: Mapping[str, str]) -> bool:
 
 def read_metric(summary: Mapping[str, Any], dotted: str) -> float:
     """The number at a dotted key of an eval summary ("overall.accuracy")."""
+    from t3rl_core.eval.metrics import is_rate, newer_definition  # lazy: where a summary's number is read
+
+    newer = newer_definition(summary)
+    if newer:  # a newer t3rl's numbers, read by this one's definitions, ranked as this one's
+        raise UnreadableMetric(f"{dotted!r}: {newer}")
     node: Any = summary
     for part in dotted.split("."):
         if not isinstance(node, Mapping) or part not in node:
@@ -413,16 +418,13 @@ def read_metric(summary: Mapping[str, Any], dotted: str) -> float:
         # No eval writes one (rewards and verdicts are held finite); a summary edited or written by
         # another tool may: NaN ranked by max() by its position, and its interval raised out of sweep.md.
         raise UnreadableMetric(f"{dotted!r} is {shown(node)}, not a finite number: rerun that eval")
-    if not 0 <= node <= 1:
-        from t3rl_core.eval.metrics import is_rate  # lazy: only for a number outside [0, 1]
-
-        if is_rate(part):
-            # A share of tasks no eval writes outside [0, 1]: a summary edited, written by another tool,
-            # or in percent (a newer or other writer's scale) was ranked as a rate of 7.
-            raise UnreadableMetric(
-                f"{dotted!r} is {shown(node)}, outside a rate's [0, 1] (a share of tasks; in percent, or "
-                "not written by a t3rl eval?): rerun that eval"
-            )
+    if not 0 <= node <= 1 and is_rate(part):
+        # A share of tasks no eval writes outside [0, 1]: a summary edited, written by another tool,
+        # or in percent (a newer or other writer's scale) was ranked as a rate of 7.
+        raise UnreadableMetric(
+            f"{dotted!r} is {shown(node)}, outside a rate's [0, 1] (a share of tasks; in percent, or "
+            "not written by a t3rl eval?): rerun that eval"
+        )
     return float(node)
 
 

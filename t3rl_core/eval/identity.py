@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from t3rl_core import outside_json
+from t3rl_core.eval.metrics import DEFINITION_VERSION
 from t3rl_core.model_routes import denoted_model
 
 # Distributions holding a scorer module, first found wins (the PyPI name `tau2` is an unrelated package,
@@ -92,7 +93,7 @@ TOKENIZER_FILES = (
 )  # fmt: skip
 # Bumped whenever t3rl changes how a metric is computed from the episodes.
 METRIC_DEFINITION = {
-    "version": 1,
+    "version": DEFINITION_VERSION,
     "accuracy": "per task the share of successful scored episodes, averaged over tasks",
     "pass_k": "unbiased estimators per task (pass@k: Chen et al.; pass^k: tau-bench), averaged over tasks",
     "scored": "engine failures (aborted episodes) are left out of every score",

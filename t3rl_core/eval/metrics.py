@@ -84,11 +84,30 @@ class EpisodeScore:
     kind: str | None = None
 
 
+# The version of what a summary's numbers mean (identity's `metric` part records it): raised when a
+# number's definition changes. A summary of a higher version was written by a newer t3rl, whose numbers
+# this one would read by its own definitions (`newer_definition`).
+DEFINITION_VERSION = 1
 # Per block, per rate: the tasks it averages over (`rate_count`).
 TASKS_SCORED = "tasks_scored"
 # The rates of a block (its TASKS_SCORED keys): shares of tasks, each in [0, 1]; pass@k / pass^k by k.
 RATES = ("accuracy", "accuracy_without_user_simulator")
 RATES_BY_K = ("pass@", "pass^")
+
+
+def newer_definition(summary: Mapping[str, Any]) -> str | None:
+    """Why this t3rl cannot read `summary`'s numbers when a newer t3rl defined them (its metric
+    definition version past DEFINITION_VERSION), else None (an older summary, or one recording none)."""
+    identity = summary.get("identity")
+    metric = identity.get("metric") if isinstance(identity, Mapping) else None
+    written = metric.get("version") if isinstance(metric, Mapping) else None
+    if isinstance(written, int) and not isinstance(written, bool) and written > DEFINITION_VERSION:
+        return (
+            f"the summary's numbers are defined by metric definition version {written}, a newer t3rl's; "
+            f"this t3rl reads version {DEFINITION_VERSION}: read it with the t3rl that wrote it (its "
+            "attempts' commits), or upgrade this one"
+        )
+    return None
 
 
 def is_rate(name: str) -> bool:

@@ -16,8 +16,8 @@ from launch.cli.runs import JSON_EVAL_KEYS, list_runs
 from launch.run.sweep import UnreadableMetric, read_metric
 from t3rl_core.engines.config import HFEngineConfig, ReferenceEngineConfig, SGLangEngineConfig
 from t3rl_core.eval.compared import ENGINES
-from t3rl_core.eval.identity import PARTS
-from t3rl_core.eval.metrics import TASKS_SCORED, EpisodeScore, is_rate, summarize
+from t3rl_core.eval.identity import METRIC_DEFINITION, PARTS
+from t3rl_core.eval.metrics import DEFINITION_VERSION, TASKS_SCORED, EpisodeScore, is_rate, summarize
 from t3rl_core.eval.records import model_record
 
 # ------------------------------------------------ t3rl runs --json: keys fixed, each number's identity
@@ -169,3 +169,27 @@ def test_an_engine_setting_changes_the_model_record_exactly_when_declared_so(eng
         assert len(shown) == 1 and shown[0].startswith("model:"), (field, shown)
     else:
         assert shown == [], (field, shown)
+
+
+# ------------------------------------------------ a summary a newer t3rl wrote, read by this one
+
+
+@pytest.mark.parametrize("written", [DEFINITION_VERSION + 1, DEFINITION_VERSION + 5])
+def test_numbers_a_newer_t3rl_defined_are_named_never_read_by_this_ones_definitions(
+    written: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two summaries a newer t3rl wrote under another metric definition (its `metric.version` raised:
+    accuracy over episodes, say) were listed, diffed and ranked by this t3rl as its own numbers, their
+    intervals and published verdicts by its own definitions (the identity differs only from this t3rl's
+    own summaries). Now the one reader of a summary's number refuses a version past DEFINITION_VERSION,
+    naming both; this version's, an older one's and a summary recording none read as before."""
+    summary = _summary()
+    summary["identity"] = {"metric": {"version": written}}
+    with pytest.raises(UnreadableMetric, match=f"metric definition version {written}, a newer t3rl's"):
+        read_metric(summary, "overall.accuracy")
+    _run(tmp_path, "newer", summary)
+    assert _listed(tmp_path, "overall.accuracy", capsys)["newer"]["value"] is None
+    for readable in (DEFINITION_VERSION, DEFINITION_VERSION - 1, None, "2"):
+        summary["identity"] = {"metric": {"version": readable}}
+        assert read_metric(summary, "overall.accuracy") == summary["overall"]["accuracy"]
+    assert METRIC_DEFINITION["version"] == DEFINITION_VERSION  # what an eval records is what it reads
