@@ -514,14 +514,24 @@ def _build_runner(args: Any, runtime: RuntimeConfig, url: str) -> EpisodeRunner:
     return EpisodeRunner.from_runtime(runtime, ENGINES.build(config, chat=chat), chat=chat)
 
 
+# The metrics `_numbers` reads from the sample itself, beside its groups of named metrics.
+_SAMPLE_METRICS = frozenset({"reward", "truncated", "aborted"})
+
+
 def _numbers(sample: Any, metadata: Mapping[str, Any]) -> Iterable[tuple[str, float]]:
+    """Each number a sample reports, under one name each: a reward metric named as one of t3rl's (the
+    sample's own, or t3rl_metrics') is written as `reward/<name>`. Under its own name it was averaged
+    into t3rl's (a plugin reward's {"reward": raw} mixed with the value slime trains on)."""
     if isinstance(sample.reward, int | float):
         yield "reward", float(sample.reward)
-    for group in ("reward_metrics", "t3rl_metrics"):
-        named = metadata.get(group)
-        for name, value in named.items() if isinstance(named, Mapping) else ():
+    groups = {group: metadata.get(group) for group in ("reward_metrics", "t3rl_metrics")}
+    groups = {group: named if isinstance(named, Mapping) else {} for group, named in groups.items()}
+    taken = _SAMPLE_METRICS | set(groups["t3rl_metrics"])
+    for group, named in groups.items():
+        for name, value in named.items():
             if isinstance(value, int | float):
-                yield name, float(value)
+                shared = group == "reward_metrics" and name in taken
+                yield (f"reward/{name}" if shared else name), float(value)
     status = getattr(sample.status, "value", sample.status)
     yield "truncated", float(status == "truncated")
     yield "aborted", float(status == "aborted")

@@ -489,3 +489,26 @@ def test_a_reference_answer_is_text_or_a_finite_number(label: Any) -> None:
         record[config.data.answer_key] = answer
         assert problem_row(config.data, record, 7, "train")["label"] == text
         assert ReToolEnv({"label": answer}, None, config).ground_truth == text  # type: ignore[arg-type]
+
+
+# --------------------------------------- new kinds: a reward metric named as one of t3rl's own
+
+
+def test_a_reward_metric_named_as_t3rls_is_its_own() -> None:
+    """A plugin reward reporting {"reward": raw} (or "truncated", or "cut_tokens") had it averaged into
+    the hook's own metric of that name: rollout/average/reward was the mean of the trained values and
+    the raw ones. Now such a metric is written as reward/<name>."""
+    from tests.support.slime_sample import Sample
+
+    metrics = {"reward": 10.0, "truncated": 1.0, "cut_tokens": 5.0, "acc": 1.0}
+    sample = Sample(
+        index=0,
+        group_index=0,
+        reward=1.0,
+        metadata={"reward_metrics": metrics, "t3rl_metrics": {"cut_tokens": 0}},
+    )
+    means = hooks.category_metrics([sample], "rollout")
+    assert means["rollout/average/reward"] == 1.0 and means["rollout/average/reward/reward"] == 10.0
+    assert means["rollout/average/truncated"] == 0.0 and means["rollout/average/reward/truncated"] == 1.0
+    assert means["rollout/average/cut_tokens"] == 0.0 and means["rollout/average/reward/cut_tokens"] == 5.0
+    assert means["rollout/average/acc"] == 1.0
