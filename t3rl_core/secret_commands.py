@@ -33,6 +33,7 @@ lines), everywhere but an episode's text (a line that says `password V` could be
 
 from __future__ import annotations
 
+import base64
 import itertools
 import re
 
@@ -110,6 +111,8 @@ _OPTIONS: dict[str, _Options] = {
     **dict.fromkeys(("http", "https", "xh", "xhs"), _HTTPIE),
     "svn": {"--password": (ANY, PLAIN)},
     "rabbitmqadmin": {"-p": (ANY, PLAIN), "--password": (ANY, PLAIN)},  # wave nine: a broker's admin tool
+    # Wave ten: a key's new and old passphrase (`ssh-keygen -N V -f key`, `ssh-keygen -p -P V -N W`).
+    "ssh-keygen": {"-N": (ANY, PLAIN), "-P": (ANY, PLAIN)},
 }  # fmt: skip
 _AFTER_WORD: dict[str, tuple[tuple[str, _Options], ...]] = {
     **dict.fromkeys(
@@ -371,49 +374,85 @@ def _sent(text: str, at: int) -> tuple[int, int]:
     return at, end
 
 
-# A mail, file or key-value protocol's login as its client's debug output shows it (smtplib's `send:`,
-# poplib's and ftplib's `*cmd*`, imaplib's and curl's `> `, a transcript's `C: `): the verb, then what
-# it sends. One row a verb: the protocols that use it, and which of its arguments is the credential
-# (`last`: the last word of its line, a password after an optional user; `plain`: SASL PLAIN's base64 of
-# `\0user\0password`, or, without it, the client's second base64 line below (AUTH LOGIN's user, then
-# its password). Read where t3rl_core.secret_shapes already finds `pass` and `auth` (no pass of its own
-# over a record); IMAP's `LOGIN user password` and IRC's `IDENTIFY` would need one each (left).
-PROTOCOL_LOGINS: dict[str, tuple[str, str]] = {
-    "PASS": ("FTP, POP3, IRC", "last"),
-    "AUTH PLAIN": ("SMTP (SASL PLAIN)", "plain"),
-    "AUTHENTICATE PLAIN": ("IMAP (SASL PLAIN)", "plain"),
-    "AUTH LOGIN": ("SMTP (AUTH LOGIN)", "plain"),
-    "AUTH": ("Redis, Memcached", "last"),
+# A mail, file, chat or key-value protocol's login as its client's debug output or a transcript shows
+# it: the verb, then what it sends. One row a verb: the protocols that use it, which of its arguments is
+# the credential (`last`: the last word of its line, a password after an optional user; `second`: the
+# second of exactly two, a user's password; `plain`: SASL
+# PLAIN's base64 of `\0user\0password`, or, without it, the client's second base64 line below (AUTH
+# LOGIN's user, then its password)), and what must stand before the verb (`_BEFORE_VERB`): a client's
+# debug mark (smtplib's `send:`, poplib's and ftplib's `*cmd*`, curl's `> `, a transcript's `C: `), an
+# IMAP command's tag at a line's start (`a001 LOGIN alice V`), or NickServ (`PRIVMSG NickServ :IDENTIFY
+# V`, `/msg NickServ identify V`, `/ns identify V`). A SASL PLAIN response that decodes as one is one
+# wherever it stands (`AUTH PLAIN <base64>` in a note). Verbs beginning with `pass` or `auth` are read
+# where t3rl_core.secret_shapes already finds those words; the others (`login`, `identify`) are searched
+# for (`protocol_login_spans`), one `str.find` a verb.
+PROTOCOL_LOGINS: dict[str, tuple[str, str, str]] = {
+    "PASS": ("FTP, POP3, IRC", "last", "mark"),
+    "AUTH PLAIN": ("SMTP (SASL PLAIN)", "plain", "mark"),
+    "AUTHENTICATE PLAIN": ("IMAP (SASL PLAIN)", "plain", "mark"),
+    "AUTH LOGIN": ("SMTP (AUTH LOGIN)", "plain", "mark"),
+    "AUTH": ("Redis, Memcached", "last", "mark"),
+    "LOGIN": ("IMAP", "second", "tag"),
+    "IDENTIFY": ("IRC (NickServ)", "last", "nickserv"),
 }
 _VERBS = sorted(PROTOCOL_LOGINS, key=len, reverse=True)  # `AUTH LOGIN` before `AUTH`
 # What stands before a verb a client sent: its debug output's mark, then a quote (`b'` of bytes) or none.
-_PROTOCOL_MARK = r"(?:[\r\n]|\\n)[ \t]*(?:\*cmd\*|\*put\*|send:|>|C:|>>>)[ \t]*b?['\"]?\Z"
+_MARK = r"(?:\*cmd\*|\*put\*|send:|>|C:|>>>)[ \t]*b?['\"]?"
+_PROTOCOL_MARK = rf"(?:[\r\n]|\\n)[ \t]*{_MARK}\Z"
+# What must stand before a verb, by its row's third field: a window of the text before it, a line break
+# put first where the text begins in it. An IMAP tag (`a001`, `A1`, imaplib's `LNLM1`) alone at a line's
+# start or after a mark (imaplib prints a time before its `> b'`); NickServ addressed, or `/ns`.
+_BEFORE_VERB = {
+    "mark": _PROTOCOL_MARK,
+    "tag": rf"(?:(?:[\r\n]|\\n)[ \t]*|{_MARK})[A-Za-z0-9.]{{1,12}} \Z",
+    "nickserv": r"(?i)(?:nickserv\s*:?|/ns)\s*\Z",
+}
+# The arguments after a verb, to its line's end: words, or quoted strings (IMAP's `"pass word"`).
+_ARGUMENT = r"""[ \t]+("(?:[^"\\\r\n]|\\.)*"|[^\s"'\\]+)"""
+_LINE_END = r"""[ \t]*(?:[\r\n'"]|\\[rn]|\Z)"""
 _B64_LINE = r"(?<![A-Za-z0-9+/=])([A-Za-z0-9+/]{4,}={0,2})(?=\\r|\\n|[\r\n'\"]|\Z)"
 
 
+def protocol_login_spans(text: str, lower: str, searched: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The credentials protocols' logins send in `text` (`lower`: it lower-cased), found where each verb
+    of `PROTOCOL_LOGINS` not beginning with one of `searched` (words the caller finds and reads already)
+    stands."""
+    spans: list[tuple[int, int]] = []
+    for needle in sorted(
+        {verb.split()[0].lower() for verb in PROTOCOL_LOGINS if not verb.lower().startswith(searched)}
+    ):
+        at = lower.find(needle)
+        while at >= 0:
+            if (login := protocol_login_span(text, at)) is not None:
+                spans.append(login)
+            at = lower.find(needle, at + 1)
+    return spans
+
+
 def protocol_login_span(text: str, at: int) -> tuple[int, int] | None:
-    """The credential a protocol's login at `at` sends (`PROTOCOL_LOGINS`), where a client's debug mark
-    stands before its verb (`send: 'AUTH PLAIN <base64>'`, `*cmd* 'PASS V'`); None elsewhere (`PASS`
-    in a test runner's report, `auth` in prose)."""
-    verb = next(
-        (verb for verb in _VERBS if text.startswith(verb, at) and not text[at + len(verb) :][:1].isalnum()),
-        None,
-    )
-    # The window before the verb, a line break before it where the text begins there.
-    window = ("\n" if at <= 16 else "") + text[max(0, at - 16) : at]
-    if verb is None or re.search(_PROTOCOL_MARK, window) is None:
+    """The credential a protocol's login at `at` sends (`PROTOCOL_LOGINS`), where what its row wants
+    stands before its verb (`send: 'AUTH PLAIN <base64>'`, `*cmd* 'PASS V'`, `a001 LOGIN alice V`); None
+    elsewhere (`PASS` in a test runner's report, `auth` in prose)."""
+    verb = next((verb for verb in _VERBS if _verb_at(text, at, verb)), None)
+    if verb is None:
         return None
+    _, argument, before = PROTOCOL_LOGINS[verb]
+    # The window before the verb, a line break before it where the text begins there.
+    window = ("\n" if at <= 24 else "") + text[max(0, at - 24) : at]
+    marked = re.search(_BEFORE_VERB[before], window) is not None
+    words = _arguments(text, at + len(verb))
+    if argument == "plain" and words and _sasl_plain(text[words[0][0] : words[0][1]]):
+        return words[0]  # SASL PLAIN's initial response, a client's debug mark before it or not
+    if not marked:
+        return None
+    if argument == "last":
+        return words[-1] if words and len(words) <= 2 else None
+    if argument == "second":
+        return words[1] if len(words) == 2 else None
     line_end = min((e for e in (text.find(c, at) for c in ("\r", "\n", "\\r", "\\n", "'", '"')) if e >= 0),
                    default=len(text))  # fmt: skip
-    words = text[at + len(verb) : line_end].split()
-    if PROTOCOL_LOGINS[verb][1] == "last":
-        if not words or len(words) > 2:
-            return None
-        start = text.rfind(words[-1], at, line_end)
-        return start, start + len(words[-1])
-    if words:  # SASL PLAIN's initial response
-        start = text.find(words[0], at + len(verb))
-        return start, start + len(words[0])
+    if words:
+        return words[0]
     # Without one: the client's lines below (a server's `334 …` challenges between), its second is the
     # password (AUTH LOGIN) or its first the PLAIN response (AUTHENTICATE PLAIN).
     sent = [
@@ -424,6 +463,35 @@ def protocol_login_span(text: str, at: int) -> tuple[int, int] | None:
         return None
     start, end = sent[1] if verb == "AUTH LOGIN" and len(sent) > 1 else sent[0]
     return line_end + start, line_end + end
+
+
+def _verb_at(text: str, at: int, verb: str) -> bool:
+    """`verb` stands at `at` as a word: as written (a test runner's `Pass`, `12 login ok` in a log), in
+    any case after NickServ (IRC's commands, which users type in small letters)."""
+    written = text[at : at + len(verb)]
+    same = written.upper() == verb if PROTOCOL_LOGINS[verb][2] == "nickserv" else written == verb
+    return same and not text[at + len(verb) : at + len(verb) + 1].isalnum()
+
+
+def _arguments(text: str, at: int) -> list[tuple[int, int]]:
+    """The spans of the arguments after a verb ending at `at` (a quoted one inside its quotes), when they
+    run to their line's end (or a quote closing a repr); [] otherwise."""
+    spans = []
+    while (found := re.compile(_ARGUMENT).match(text, at)) is not None and len(spans) < 4:
+        start, end = found.span(1)
+        spans.append((start + 1, end - 1) if text[start] == '"' and end - start > 1 else (start, end))
+        at = found.end()
+    return spans if re.compile(_LINE_END).match(text, at) is not None else []
+
+
+def _sasl_plain(word: str) -> bool:
+    """`word` is base64 of SASL PLAIN's `[authzid]\0user\0password` (RFC 4616)."""
+    try:
+        decoded = base64.b64decode(word, validate=True)
+    except ValueError:
+        return False
+    parts = decoded.split(b"\0")
+    return len(parts) == 3 and bool(parts[1]) and bool(parts[2])
 
 
 def _here_document(
@@ -517,8 +585,15 @@ def key_word_spans(text: str) -> list[tuple[int, int]]:
     """A random-looking key as the word after a credential's word (`mytool login V`), on its line: the
     word stands alone (after a space or a quote, before a space), options between are skipped."""
     spans: list[tuple[int, int]] = []
-    if not any(word in text for word in _KEY_WORDS):
+    if not any(word in text for word in (*_KEY_WORDS, "bind")):
         return spans
+    if "bind" in text:
+        for call in _BIND_CALLS:
+            at = text.find(call + "(")
+            while at >= 0:
+                if text[at - 1 : at] in ".\t\n '\"(":
+                    spans += call_credential_spans(text, call, at + len(call))
+                at = text.find(call + "(", at + 1)
     for word in _KEY_WORDS:
         at = text.find(word)
         while at >= 0:
@@ -540,10 +615,16 @@ def key_word_spans(text: str) -> list[tuple[int, int]]:
 # name it. Read where `key_word_spans` finds `login` and t3rl_core.secret_shapes finds `auth` already.
 CREDENTIAL_CALLS: dict[str, tuple[str | int, tuple[str, ...]]] = {
     "login": ("last", ("key", "password", "passwd", "token")),
+    # Wave ten: an LDAP simple bind (python-ldap's `simple_bind_s(who, cred)`, `bind_s(who, cred,
+    # method)`): the second, or `cred`. Searched only in text holding `bind` (`_BIND_CALLS`).
+    "simple_bind_s": (1, ("cred",)),
+    "simple_bind": (1, ("cred",)),
+    "bind_s": (1, ("cred",)),
     "BasicAuth": (1, ("password",)),
     "DigestAuth": (1, ("password",)),
     "auth": (1, ()),  # `auth=(user, password)`, a tuple after the keyword
 }
+_BIND_CALLS = tuple(call for call in CREDENTIAL_CALLS if "bind" in call)
 # A call's argument that is a string literal, positional or after its keyword (pattern strings compiled
 # on first use): group 1 the keyword, group 3 the literal.
 _CALL_ARGUMENT = r"""\s*(?:([A-Za-z_]\w*)\s*=\s*)?(['"])((?:(?!\2)[^\\\n]|\\.){1,512})\2\s*(?:,|(?=[)\]]))"""

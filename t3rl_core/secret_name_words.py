@@ -12,7 +12,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from functools import lru_cache
+from functools import cache, lru_cache
 
 # Named explicitly because their names do not all follow the patterns below.
 _KNOWN_SECRETS = frozenset({"WANDB_API_KEY", "OPENAI_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"})
@@ -44,26 +44,30 @@ _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # A password's word in the languages names are also written in (`DB_PASSWORT`, `mot_de_passe`,
 # `contraseña`, `пароль`, `密码`), read as `password` by every reader of names: `is_secret_name` (config
 # keys, variables, so a value under such a name is masked and refused as under `DB_PASSWORD`) and the
-# reading of text (`names_in_english`, through `secret_pieces.decoded_names`). The one vocabulary: a row
-# added here is read everywhere. Spanish `clave` and Greek `κωδικός` alone are none: they name a data
-# key or a code as often (`clave primaria`, a product's `κωδικός`), whose value masked would break the
-# record. Only a whole word counts (`enclave`, `Kennwortlänge`, `密码学` (cryptography) are no name of
-# one: the readers of names want the word at a name's end).
+# reading of text (`names_in_english`, through `secret_pieces.decoded_names`: a log line `kennwort=V`,
+# `mot de passe : V`, `parol'=V`). The one vocabulary: a row added here is read everywhere. A word of
+# several (`mot_de_passe`, `kata_sandi`) is written with `_`, and read with `_`, `-`, a space or nothing
+# between its parts (`mot de passe`, `MOT-DE-PASSE`, `motdepasse`). Spanish `clave` and Greek `κωδικός`
+# alone are none: they name a data key or a code as often (`clave primaria`, a product's `κωδικός`), whose
+# value masked would break the record. Only a whole word counts (`enclave`, `Kennwortlänge`, `parole`,
+# `密码学` (cryptography) are no name of one: the readers of names want the word at a name's end).
 OTHER_LANGUAGES: dict[str, str] = {
-    "passwort": "de", "kennwort": "de", "mot_de_passe": "fr", "motdepasse": "fr", "contraseña": "es",
+    "passwort": "de", "kennwort": "de", "mot_de_passe": "fr", "contraseña": "es",
     "contrasena": "es", "senha": "pt", "wachtwoord": "nl", "hasło": "pl", "haslo": "pl",
     "heslo": "cs", "lösenord": "sv", "losenord": "sv", "passord": "no", "adgangskode": "da",
     "salasana": "fi", "jelszó": "hu", "jelszo": "hu", "şifre": "tr", "sifre": "tr", "parolă": "ro",
+    "parola": "ro, tr", "parol": "ru, uk, az (transliterated: `parol'`)", "kata_sandi": "id",
+    "kata_laluan": "ms", "mật_khẩu": "vi", "mat_khau": "vi",
     "пароль": "ru", "密码": "zh", "密碼": "zh", "パスワード": "ja", "비밀번호": "ko", "סיסמה": "he",
-    "पासवर्ड": "hi",
+    "पासवर्ड": "hi", "كلمة_المرور": "ar", "كلمة_السر": "ar", "رمز_عبور": "fa", "รหัสผ่าน": "th",
 }  # fmt: skip
-# Where free text is searched for them: a word with a letter beyond ASCII wherever the text holds one
-# (an ASCII text, nearly every record, holds none, so its search costs nothing); a word of ASCII only
-# where the readers of names already search for the English word it begins with (`pass`: `passwort`,
-# `passord` end as `PASS_ENDINGS`). A search of its own for each other ASCII word (`kennwort`, `senha`,
-# `wachtwoord`) cost `mask_text` ~0.6 % a word on a 40 KB eval record: those are read in names only
-# (`is_secret_name`: config keys and variables, whose values are then masked wherever they stand).
-_BEYOND_ASCII = tuple(word for word in OTHER_LANGUAGES if not word.isascii())
+# Where free text is searched for them. In a text with a character beyond ASCII: every word anywhere
+# (`_vocabulary`, one pattern made from the table). In an ASCII text (nearly every record): the ASCII
+# words where a sign gives them a value (`kennwort=V`, `"senha": "V"`, `mot de passe : V`, `parol'=V`),
+# found by a pattern a sign over the text reversed, each beginning with its sign (`_signed_words`): `re`
+# finds the few `=` and `:` of a text in C and tries the words there only. The vocabulary anywhere in an ASCII
+# text cost `mask_text` ~25 % of a 40 KB eval record (callgrind), a `str.find` a word ~0.6 % each, this
+# ~1 %. `passwort` and `passord` also end as `PASS_ENDINGS` where the name readers find `pass`.
 PASS_ENDINGS = tuple(word.removeprefix("pass") for word in OTHER_LANGUAGES if word.startswith("pass"))
 # Full-width forms of ASCII (U+FF01-U+FF5E), as a Chinese, Japanese or Korean input method types them:
 # `密码：V` (the full-width colon is the one those languages write), `ＡＰＩ＿ＫＥＹ＝V`. Read as ASCII, one
@@ -71,32 +75,75 @@ PASS_ENDINGS = tuple(word.removeprefix("pass") for word in OTHER_LANGUAGES if wo
 _FULLWIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 
 
+def _spellings(words: list[str]) -> list[str]:
+    """The patterns of `words` as text writes them: a word of several parts with `_`, `-`, a space or
+    nothing between them; the longest first (`contraseña` before a word it holds)."""
+    return sorted(("[ _-]?".join(map(re.escape, word.split("_"))) for word in words), key=len, reverse=True)
+
+
+@cache
+def _vocabulary() -> re.Pattern[str]:
+    """Every word of `OTHER_LANGUAGES` as text writes it, anywhere. Compiled on first use."""
+    return re.compile("|".join(_spellings(list(OTHER_LANGUAGES))))
+
+
+# The signs after which `_signed_words` reads a word: `=` (also of `=>`, `:=`) and `:`.
+_SIGNS = ("=", ":")
+
+
+@cache
+def _signed_words() -> tuple[re.Pattern[str], ...]:
+    """The ASCII words of `OTHER_LANGUAGES` before a sign of `_SIGNS`, a closing quote (JSON-escaped too)
+    or a subscript's `]` between, matched in the lower-cased text reversed: one pattern a sign, each
+    beginning with it (a literal: `re` finds it as `str.find` does; a class of signs first cost ten times
+    as much, tried at every character), the words as a tree of their shared beginnings (`_tree`: an
+    eval record's ~170 colons each try a few branches, not each word). Group 1: the word, reversed."""
+    words = _tree([word[::-1] for word in OTHER_LANGUAGES if word.isascii()])
+    return tuple(re.compile(rf"{re.escape(sign)}[ \t]*\]?(?:['\"]\\*)?[ \t]*({words})") for sign in _SIGNS)
+
+
+def _tree(words: list[str]) -> str:
+    """A pattern matching each of `words` (`_` between parts read as `_`, `-`, a space or nothing), its
+    alternatives grouped by their shared beginnings; a word ending where a longer one goes on is
+    matched as the longer one when it can be."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        if word:
+            groups.setdefault(word[0], []).append(word[1:])
+    branches = [
+        ("[ _-]?" if first == "_" else re.escape(first)) + _tree(rest)
+        for first, rest in sorted(groups.items())
+    ]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return f"(?:{body})?" if "" in words else body
+
+
 def names_in_english(text: str, names_only: bool = False) -> tuple[str, list[int]] | None:
     """`text` with every whole word of `OTHER_LANGUAGES` read as `password` and its full-width ASCII as
     ASCII, and where each of its characters (and its end) begins in `text`; None when it holds neither.
-    `names_only`: every word of the table (`text` is a name); otherwise those with a letter beyond ASCII
-    (`_BEYOND_ASCII`)."""
-    if not (names_only or not text.isascii()):
-        return None
-    folded = text.translate(_FULLWIDTH)  # one character for one: where each stands does not move
-    text, changed = folded, folded != text
-    lower = text.lower()
-    if len(lower) != len(text):  # a letter whose lower case is longer (`İ`): read as it is
-        lower = text
-    if names_only:
-        words = [word for word in OTHER_LANGUAGES if word in lower]
+    `names_only`: `text` is a name, its words read anywhere; in other text, where `_signed_words` says
+    when it is ASCII."""
+    changed = False
+    if not text.isascii():
+        folded = text.translate(_FULLWIDTH)  # one character for one: where each stands does not move
+        text, changed = folded, folded != text
+    if names_only or not text.isascii():
+        lower = text.lower()
+        if len(lower) != len(text):  # a letter whose lower case is longer (`İ`): read as it is
+            lower = text
+        spans = [m.span() for m in _vocabulary().finditer(lower)]
     else:
-        words = [word for word in _BEYOND_ASCII if word in lower] if not text.isascii() else []
-    if not words:
-        return (text, list(range(len(text) + 1))) if changed else None
-    found = sorted(
-        (at, at + len(word))
-        for word in words
-        for at in _occurrences(lower, word)
-        if _whole_word(text, word, at, at + len(word))
-    )
+        size, backwards = len(text), text.lower()[::-1]
+        spans = sorted(
+            (size - m.end(1), size - m.start(1))
+            for pattern in _signed_words()
+            for m in pattern.finditer(backwards)
+        )
+    found = [(start, end) for start, end in spans if _whole_word(text, start, end)]
     if not found:
-        return None
+        return (text, list(range(len(text) + 1))) if changed else None
     pieces: list[str] = []
     starts: list[int] = []
     done = 0
@@ -111,19 +158,11 @@ def names_in_english(text: str, names_only: bool = False) -> tuple[str, list[int
     return "".join(pieces), starts
 
 
-def _occurrences(text: str, word: str) -> list[int]:
-    found, at = [], text.find(word)
-    while at >= 0:
-        found.append(at)
-        at = text.find(word, at + 1)
-    return found
-
-
-def _whole_word(text: str, word: str, start: int, end: int) -> bool:
-    """`text[start:end]` (`word`) is a word of its own: in a script with case, no letter or digit joined
-    before it but a camelCase word's start (`dbPasswort`) and no small letter after it; a script without
-    case (`数据库密码`) writes no space between words, so only what follows counts there, and no letter
-    may (`密码学`)."""
+def _whole_word(text: str, start: int, end: int) -> bool:
+    """`text[start:end]` is a word of its own: in a script with case, no letter or digit joined before it
+    but a camelCase word's start (`dbPasswort`) and no small letter after it; a script without case
+    (`数据库密码`) writes no space between words, so only what follows counts there, and no letter may
+    (`密码学`)."""
     after = text[end : end + 1]
     if text[start].lower() == text[start].upper():  # no case: Chinese, Japanese, Korean, Hebrew, Hindi
         return not after.isalpha()

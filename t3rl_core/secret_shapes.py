@@ -34,6 +34,7 @@ from t3rl_core.secret_commands import (
     key_word_spans,
     named_spans,
     protocol_login_span,
+    protocol_login_spans,
 )
 from t3rl_core.secret_name_words import (
     PASS_ENDINGS,
@@ -66,6 +67,9 @@ MASK = "***"
 # so); the look-behind of `_PREFIXED` and `_CUT` keeps `task-…`, `bhf_…` and the like out.
 # A base64 character, also percent-encoded (`+`, `/`, `=` in a URL's query: `%2B`, `%2F`, `%3D`).
 _B64 = r"(?:[A-Za-z0-9+/=]|%2[BbFf]|%3[Dd])"
+# The same as a body and its padding apart (`=` only at the end), for a token that is base64 of a document.
+_B64_BODY = r"(?:[A-Za-z0-9+/]|%2[BbFf])"
+_B64_PAD = r"(?:=|%3[Dd]){0,2}"
 # What a view left of a token of lower-case hex (Twilio's, Mailgun's) before its ellipsis: 8+ hex
 # digits, a letter and a digit among them (`SKIPPED…`, `key-value…`, `SK20240101…` are not one).
 _HEX_CUT = r"(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])(?=[0-9a-f]{8,}(?:…|\.\.\.))"
@@ -82,8 +86,9 @@ ISSUERS: tuple[tuple[str, tuple[str, ...], str, str | None], ...] = (
                 "gloas-"),
      r"gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|soat|oas)-[A-Za-z0-9_-]{20,}",
      r"gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|soat|oas)-"),
-    ("Slack", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"), r"xox[abposr]-[A-Za-z0-9-]{10,}",
-     r"xox[abposr]-"),
+    # Bot, user and app-level (Socket Mode's `xapp-1-…`) tokens.
+    ("Slack", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xapp-"),
+     r"xox[abposr]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}", r"xox[abposr]-|xapp-"),
     ("Google API", ("AIza",), r"AIza[A-Za-z0-9_-]{35}", r"AIza"),
     ("AWS access key id", ("AKIA", "ASIA"), r"(?:AKIA|ASIA)[A-Z0-9]{16}", r"AKIA|ASIA"),
     ("JSON Web Token", ("eyJ",), r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", r"eyJ"),
@@ -138,6 +143,38 @@ ISSUERS: tuple[tuple[str, tuple[str, ...], str, str | None], ...] = (
     # Terraform Cloud / HCP's user and team tokens, `<14 characters>.atlasv1.<the secret>`: the mark is
     # inside, so the row's token is what follows the id (the id before the mark names the token only).
     ("Terraform Cloud", ("atlasv1.",), r"atlasv1\.[A-Za-z0-9_-]{60,}", r"atlasv1\."),
+    # Wave ten: the chat bots a tool-use environment or a run's notifier drives, a run's other trackers,
+    # vector stores and search tools an agent calls, and the platforms a job deploys to.
+    # Telegram's bot token is `<bot id>:AA<33 characters>`: the id before the colon is the bot's public
+    # user id; the secret is what follows (always `AA` then 33 base64url characters).
+    ("Telegram bot", ("AA",), r"AA[A-Za-z0-9_-]{33}", None),
+    # Discord's bot token: base64 of the bot's numeric id (17 to 19 digits: its first digit makes the
+    # first two characters), a 6-character time stamp and an HMAC of 27 to 38, dot-separated.
+    ("Discord bot", ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),
+     r"(?:M[Tjz]|N[DTjz]|O[DT])[A-Za-z0-9_-]{21,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}", None),
+    # neptune.ai's API token: base64 of its JSON (`{"api_address":…, "api_key":…}`), no dot in it (a JWT
+    # has two).
+    ("Neptune", ("eyJhcGlfYWRkcmVzcyI6",), rf"eyJhcGlfYWRkcmVzcyI6{_B64_BODY}{{40,}}{_B64_PAD}",
+     r"eyJhcGlfYWRkcmVzcyI6"),
+    ("1Password service account", ("ops_eyJ",), rf"ops_eyJ(?:{_B64_BODY}|[_-]){{100,}}{_B64_PAD}",
+     r"ops_eyJ"),
+    ("Pinecone", ("pcsk_",), r"pcsk_[A-Za-z0-9_]{40,}", r"pcsk_"),
+    ("Tavily", ("tvly-",), r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{20,}", r"tvly-"),
+    ("Jina AI", ("jina_",), r"jina_[A-Za-z0-9_-]{40,}", r"jina_"),
+    ("New Relic", ("NRAK-", "NRII-", "NRJS-"), r"NR(?:AK|II|JS)-[A-Za-z0-9_-]{20,}", r"NR(?:AK|II|JS)-"),
+    ("Heroku", ("HRKU-",), r"HRKU-[A-Za-z0-9_-]{30,}", r"HRKU-"),
+    ("PlanetScale", ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
+     r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}", r"pscale_(?:tkn|pw|oauth)_"),
+    ("Figma", ("figd_",), r"figd_[A-Za-z0-9_-]{40,}", r"figd_"),
+    ("SonarQube", ("squ_", "sqp_", "sqa_"), r"sq[upa]_[a-f0-9]{40}", r"sq[upa]_"),
+    ("Doppler", ("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."),
+     r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}", r"dp\.(?:pt|st|ct|sa|scim|audit)\."),
+    ("Square", ("sq0atp-", "sq0csp-"), r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}", r"sq0(?:atp|csp)-"),
+    ("Contentful", ("CFPAT-",), r"CFPAT-[A-Za-z0-9_-]{43}", r"CFPAT-"),
+    ("Dynatrace", ("dt0c01.",), r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}", r"dt0c01\."),
+    ("Bitbucket app password", ("ATBB",), r"ATBB[A-Za-z0-9]{32,}", r"ATBB"),
+    ("Alibaba Cloud", ("LTAI",), r"LTAI[A-Za-z0-9]{12,20}", r"LTAI"),
+    ("Tencent Cloud", ("AKID",), r"AKID[A-Za-z0-9]{32}", r"AKID"),
 )  # fmt: skip
 _PREFIXED = r"(?<![A-Za-z0-9_-])(" + "|".join(token for _, _, token, _ in ISSUERS) + r")(?![A-Za-z0-9_])"
 # A token a view cut short (`sk-proj-Ab12…`): its prefix and what is left of it before the ellipsis.
@@ -319,6 +356,16 @@ _NOT_VALUES = ("env:", "file:", "${", MASK)
 PEM_MARK = "PRIVATE KEY"
 _PEM_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _PEM = rf"(?s)({_PEM_BEGIN})(.+?)(-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)"
+# Every private key file whose body lies between two markers, one row each: the mark text holding one
+# holds (looked for first), the whole block (the markers kept, groups 1 and 3), the pattern of a line
+# opening it and the text a line closing it holds (a line-by-line copier's `PemLines` masks the lines
+# between). PuTTY's `.ppk` (versions 2 and 3: `PuTTY-User-Key-File-3: ssh-ed25519` … `Private-Lines: N`,
+# then N lines of base64, then `Private-MAC:`): its public lines above are public.
+PRIVATE_BLOCKS: tuple[tuple[str, str, str, str], ...] = (
+    (PEM_MARK, _PEM, _PEM_BEGIN, "-----END "),
+    ("Private-Lines:", r"(?s)(Private-Lines:[ \t]*[0-9]+)(.+?)(Private-MAC:|$)",
+     r"Private-Lines:[ \t]*[0-9]+", "Private-MAC:"),
+)  # fmt: skip
 
 
 def credentials_in(text: str, commands: bool = True, decoded: bool = True) -> list[str]:
@@ -336,8 +383,9 @@ def credentials_in(text: str, commands: bool = True, decoded: bool = True) -> li
         found += [m.group(2) for m in re.finditer(_HEADER, text)]
         found += [m.group(2) for m in re.finditer(_COOKIE, text)]
     found += [text[start:end] for start, end in _named_spans(text, lower, commands)]
-    if PEM_MARK in text:
-        found += [m.group(2) for m in re.finditer(_PEM, text) if m.group(2).strip(" \\n")]
+    for mark, block, _, _ in PRIVATE_BLOCKS:
+        if mark in text:
+            found += [m.group(2) for m in re.finditer(block, text) if m.group(2).strip(" \\n")]
     found += [text[start:end] for start, end in command_spans(text)] if commands else []
     # Read as it reads with a name's escaped characters undone too (`api%5Fkey=V`), as `mask_text`
     # masks it: a config value holding one is refused at pre-flight as the plain one is.
@@ -394,7 +442,7 @@ def is_shaped_credential(value: object) -> bool:
     )
     return (
         whole_token
-        or (text.startswith("-----BEGIN ") and re.fullmatch(_PEM, text) is not None)
+        or any(mark in text and re.fullmatch(block, text) is not None for mark, block, _, _ in PRIVATE_BLOCKS)
         or is_bare_key(text)
         or is_url_key(text)
     )
@@ -419,8 +467,9 @@ def _issued(text: str) -> tuple[str, str, bool]:
     if _may_hold_token(text):
         prefixed, cut = _issued_patterns()
         text = cut.sub(MASK, prefixed.sub(MASK, text))
-    if PEM_MARK in text:
-        text = re.sub(_PEM, lambda m: m.group(1) + MASK + m.group(3), text)
+    for mark, block, _, _ in PRIVATE_BLOCKS:
+        if mark in text:
+            text = re.sub(block, lambda m: m.group(1) + MASK + m.group(3), text)
     if "Key" in text and "=" in text:
         text = re.sub(_AZURE_KEY, _keep_name, text)
     lower = text.lower()
@@ -461,7 +510,7 @@ class PemLines:
     `secret_prose.cookie_spans` reads them in one text."""
 
     def __init__(self) -> None:
-        self.inside = False
+        self.inside = ""  # what the line closing the private key this is inside holds (`PRIVATE_BLOCKS`)
         self.continued = ""  # the lines of a command so far, each ending with a backslash
         self.block: int | None = None  # the indentation of the credential's entry whose block this is
         # A mapping of cookies left open above (`cookies:`, `"cookies": {`): its entry's indentation and
@@ -479,12 +528,12 @@ class PemLines:
         """Lines of `text` may give away what only this reads (a copier that masks a chunk at a time
         passes its lines here only then)."""
         return (
-            self.inside
+            bool(self.inside)
             or self.block is not None
             or self.cookies is not None
             or bool(self.cut)
             or not text.endswith(("\n", "\r"))
-            or PEM_MARK in text
+            or any(mark in text for mark, _, _, _ in PRIVATE_BLOCKS)
             or block_entry_in(text)
             or self.cookie_header
             or "ookie" in text
@@ -512,14 +561,15 @@ class PemLines:
         self.block = block_entry_indent(line.rstrip("\r\n"))
         self.cookies = cookie_block_opened(line.rstrip("\r\n")) if self.cookies is None else self.cookies
         if self.inside:
-            end = line.find("-----END ")
+            end = line.find(self.inside)
             if end < 0:
                 return MASK + line[len(line.rstrip("\r\n")) :]
-            self.inside = False
+            self.inside = ""
             return MASK + line[end:]
-        begin = line.rfind(PEM_MARK)
-        if begin >= 0 and "-----BEGIN " in line and "-----END " not in line[begin:]:
-            self.inside = re.search(_PEM_BEGIN, line) is not None
+        for mark, _, opening, closing in PRIVATE_BLOCKS:
+            begin = line.rfind(mark)
+            if begin >= 0 and closing not in line[begin:] and re.search(opening, line) is not None:
+                self.inside = closing
         return line
 
     def _joined(self, line: str) -> str:
@@ -710,6 +760,7 @@ def _named_spans(text: str, lower: str, commands: bool = True) -> list[tuple[int
         spans += [match.span(1) for match in re.finditer(_USER_TOKEN, text)]
     spans += (
         named_spans(text, lower)
+        + protocol_login_spans(text, lower, _NAME_WORDS)
         + key_word_spans(text)
         + bare_key_spans(text)
         + prose_spans(text, lower)
