@@ -11,6 +11,7 @@ JSON value (a numpy scalar, as the number or bool it is; a tuple, as a list) and
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,6 +49,13 @@ def _json_value(value: Any, where: str, depth: int = 0) -> Any:
     if value is None or type(value) in _PLAIN:
         if type(value) is float and not math.isfinite(value):
             raise ValueError(f"{where} is {value!r}, which JSON cannot hold: report None, or a finite number")
+        if type(value) is int and _too_long(value):
+            # Python writes no integer past its digit limit as text: json.dumps raised ValueError out of
+            # the eval's record writer, and the episode had no record.
+            raise ValueError(
+                f"{where} is an integer of more than {sys.get_int_max_str_digits()} digits, which Python's "
+                "JSON writer does not write: report it as text, or a float"
+            )
         return value
     if isinstance(value, str):  # a StrEnum's member: its text, as json writes it (str() may be its name)
         return str.__str__(value)
@@ -63,6 +71,12 @@ def _json_value(value: Any, where: str, depth: int = 0) -> Any:
     if type(value) in (list, tuple):
         return [_json_value(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
     raise ValueError(f"{where} is of type {type(value).__name__} ({shown(value, 60)}), no JSON value")
+
+
+def _too_long(value: int) -> bool:
+    """Whether `value` has more digits than Python turns into text (sys.set_int_max_str_digits)."""
+    limit = sys.get_int_max_str_digits()
+    return limit > 0 and value.bit_length() > 3 * limit and abs(value) >= 10**limit
 
 
 def _key(key: Any) -> str:

@@ -512,3 +512,40 @@ def test_a_reward_metric_named_as_t3rls_is_its_own() -> None:
     assert means["rollout/average/truncated"] == 0.0 and means["rollout/average/reward/truncated"] == 1.0
     assert means["rollout/average/cut_tokens"] == 0.0 and means["rollout/average/reward/cut_tokens"] == 5.0
     assert means["rollout/average/acc"] == 1.0
+
+
+# ------------------------------- new kinds: a world's integer Python's JSON writer does not write
+
+
+@pytest.mark.parametrize("where", ["outcome", "info", "message"])
+def test_a_worlds_integer_past_pythons_digit_limit_is_named(qwen: ChatFormat, where: str) -> None:
+    """An outcome, a Transition.info or a message holding an integer of 5,000 digits was JSON data to
+    the episode's reading (wave six's json_outcome) and then raised ValueError out of the eval's record
+    writer ("Exceeds the limit (4300 digits) for integer string conversion"): the episode had no record.
+    Now the one reading names it, the world's failure; 4,300 digits are still written."""
+    from t3rl_core.config import RolloutConfig
+    from t3rl_core.eval.jsonl import record_line
+    from t3rl_core.rollout.outcome_json import json_outcome
+    from t3rl_core.types import ToolCallAction, Transition
+    from tests.rollout.fakes import ScriptedEngine, ToyEnv, play
+
+    huge = 10**5000
+
+    class Huge(ToyEnv):
+        async def step(self, action: Any) -> Transition:
+            if isinstance(action, ToolCallAction) and where == "message":
+                return Transition(messages=[{"role": "tool", "content": "3", "tool_call_id": huge}])
+            done = await super().step(action)
+            info = {"n": huge} if where == "info" else {}
+            return Transition(messages=done.messages, done=done.done, info=info)
+
+        def outcome(self) -> dict[str, Any]:
+            return super().outcome() | ({"n": huge} if where == "outcome" else {})
+
+    call = '<tool_call>\n{"name": "add", "arguments": {"a": 1, "b": 2}}\n</tool_call>'
+    episode = play(qwen, Huge(), ScriptedEngine(qwen, [call, "3", call, "7"]), RolloutConfig())
+    assert episode.failure is not None and episode.failure.kind == "env", episode.error
+    assert "more than 4300 digits" in episode.failure.message
+    record_line({"outcome": episode.outcome, "step_info": episode.step_info, "messages": episode.messages})
+    kept, problems = json_outcome({"n": 10**4299 * 9})
+    assert problems == [] and record_line({"outcome": kept})
