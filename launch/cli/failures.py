@@ -19,7 +19,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from launch.run.exit_codes import EXIT_CONFIG, EXIT_FAILED, EXIT_PIPE, EXIT_STOPPED, STOP_SIGNALS, StopSignal
+from launch.run.exit_codes import (
+    EXIT_CONFIG,
+    EXIT_FAILED,
+    EXIT_PIPE,
+    EXIT_STOPPED,
+    RESUME_WITH,
+    STOP_SIGNALS,
+    StopSignal,
+)
 
 # Set to see the traceback of an unexpected exception instead of its one-line summary.
 TRACEBACK_VARIABLE = "T3RL_TRACEBACK"
@@ -157,7 +165,8 @@ def exit_code_for(error: BaseException, command: str | None = None) -> int | Non
         if run and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
             # a run dir that exists (a resume): another paths.runs_dir would start a new run instead
             advice = f"the run dir {run} cannot be written here: make it writable"
-        resume = f"; then `t3rl run --run-dir {run}` resumes the run" if run else ""
+        said = [n[len(RESUME_WITH) :] for n in getattr(error, "__notes__", ()) if n.startswith(RESUME_WITH)]
+        resume = f"; then `{said[0] if said else f't3rl run --run-dir {run}'}` resumes the run" if run else ""
         _say(error_line(path, error, advice) + resume)
         return EXIT_FAILED
     return None

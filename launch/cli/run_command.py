@@ -124,8 +124,16 @@ def run_command(
 def _resume_sweep(
     sweep_dir: Path, overrides: list[str], from_stage: str | None, only: str | None, dry: bool, console: Any
 ) -> int:
+    from launch.run.sweep import SweepSummary  # lazy: the sweep modules, only for a sweep dir
+    from launch.run.sweep_extend import extending_command  # lazy: the sweep modules, only for a sweep dir
     from launch.run.sweep_runs import resume_sweep  # lazy: the sweep modules, only for a sweep dir
 
+    extend = extending_command(SweepSummary.load(sweep_dir), overrides) if overrides else None
+    if extend is not None:  # a list typed to add points: the sweep's own line with it extends the sweep
+        raise PipelineError(
+            f"{sweep_dir} is a sweep: its points resume with their own overrides, and a list is the sweep's "
+            f"own line's to give: {extend} (it extends this sweep, running its new points alone)"
+        )
     if overrides:
         raise PipelineError(
             f"{sweep_dir} is a sweep: its points resume with their own overrides; to change one point, "

@@ -7,6 +7,9 @@ import signal
 
 EXIT_FAILED, EXIT_CONFIG, EXIT_STOPPED, EXIT_PIPE = 1, 2, 130, 141
 INTERRUPTED = "stopped by a signal (Ctrl-C, SIGTERM)"
+# The note a stopped or failed run's error carries: the line that resumes it (`launch.run.single` adds it,
+# the failure's message quotes it), its --from/--only kept while the selected stage has not started.
+RESUME_WITH = "resume with: "
 # Every signal whose default action would end t3rl without a word: each stops a command as Ctrl-C does
 # (stages stopped, the record says so, 130). SIGINT is Python's KeyboardInterrupt already. Left to its
 # default, SIGHUP (a closed terminal, a dropped ssh session) ended the launcher at once while the stage

@@ -62,6 +62,9 @@ Action = Literal["run", "resume", "finish", "cached", "complete", "outside"]
 _Id = TypeVar("_Id", str, str | None)
 
 
+UNRECORDED = "no record of it in state.json: its stage dir, left from before, goes to superseded/"
+
+
 class Decision(Record):
     stage: str
     action: Action
@@ -158,8 +161,12 @@ def decide(
                 continue
             damage = "output damaged: " + damage.replace(f"{plan.run_dir}/", "")
         in_place = rec is not None and not done and same_inputs
-        supersede = rec is not None and not in_place
         inside = str(Path(plan.run_dir) / "stages" / name)
+        # A stage dir no record accounts for (state.json deleted, or the stage's record taken out of it,
+        # by hand) holds an output of unknown command and inputs: moved aside, never run into (an eval's
+        # --resume went on from its episodes, a train stage from its checkpoint).
+        unrecorded = rec is None and exists(inside)
+        supersede = (rec is not None and not in_place) or unrecorded
         # A damaged output is never adopted as complete: its markers may outlive the damage.
         survives = (
             complete
@@ -185,7 +192,9 @@ def decide(
         elif in_place:
             decisions.append(Decision(name, "resume", f"unfinished ({rec.status}); same command", False))
         else:
-            reason = damage or _why_run(rec, plan, stage, upstream, name in forced)
+            reason = damage or (
+                UNRECORDED if unrecorded else _why_run(rec, plan, stage, upstream, name in forced)
+            )
             decisions.append(Decision(name, "run", reason, supersede))
     return decisions
 

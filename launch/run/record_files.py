@@ -290,7 +290,7 @@ def _field_problem(field: str, value: Any) -> str | None:
     fits = isinstance(value, kinds) and not isinstance(value, bool)
     if fits and field == "status" and value not in STAGE_STATUSES:
         return f"has status {value!r}, not one t3rl writes ({', '.join(STAGE_STATUSES)})"
-    if fits and field in _TEXT_VALUED:
+    if fits and field in _TEXT_VALUED and isinstance(value, dict):  # (`environ` may be null)
         fits = all(isinstance(v, str | _NONE) for v in value.values())
         if not fits:
             return f"holds `{field}` values that are not text"

@@ -20,6 +20,7 @@ from launch.output.table import TextTable
 from launch.plan.build import PlanContext, build_plan
 from launch.plan.context import this_interpreter
 from launch.run.config_diff import config_changes
+from launch.run.exit_codes import RESUME_WITH
 from launch.run.pipeline import PipelineError, preview, refuse_in_use
 from launch.run.published_view import show_published
 from launch.run.record_files import read_yaml, run_dir_around, run_dir_hint
@@ -147,6 +148,8 @@ def run_single(
         raise
 
     whole = False
+    selected = only or from_stage
+    before = _execution_of(run_dir, selected)
 
     def record() -> None:
         nonlocal whole
@@ -160,11 +163,16 @@ def run_single(
             # Refused before its record was written (pre-flight, --from, the lock), or stopped while it
             # was being written: leave nothing, rather than half a record that reads as a run or a plan.
             run_dir.discard()
-        if isinstance(error, KeyboardInterrupt) and not dry and run_dir.exists():
-            console.print(
-                f"resume with: t3rl run --run-dir {escape(shlex.quote(str(run_dir.path)))}", soft_wrap=True
-            )
-            raise RecordKept from error  # what `t3rl run` says it stopped: a record, with its stages
+        if not dry and run_dir.exists():
+            # The selection goes on with the resume until its stage started: stopped before (a full disk
+            # as the record was written, Ctrl-C at pre-flight), a plain resume left it cached.
+            started = selected is None or _execution_of(run_dir, selected) not in (before, None)
+            flag = [] if started else ["--only" if only else "--from", str(selected)]
+            line = shlex.join(["t3rl", "run", "--run-dir", str(run_dir.path), *flag])
+            error.add_note(RESUME_WITH + line)
+            if isinstance(error, KeyboardInterrupt):
+                console.print(escape(RESUME_WITH + line), soft_wrap=True)
+                raise RecordKept from error  # what `t3rl run` says it stopped: a record, with its stages
         raise
     code = report_result(result, plan, run_dir, console, dry=dry)
     if dry:
@@ -196,6 +204,17 @@ _RESUME_WRITES = {
     "run dir": "its lock, state and stage outputs",
     "sweep dir": "its lock, sweep.json and its points' run dirs",
 }
+
+
+def _execution_of(run_dir: RunDir, stage: str | None) -> str | None:
+    """The run id of the last execution of `stage` its run dir records (None: none, or unreadable)."""
+    if stage is None:
+        return None
+    try:
+        record = run_dir.load_state().stages.get(stage)
+    except (RunDirError, OSError):
+        return None
+    return record.run_id if record is not None else None
 
 
 def unwritable_record(record: Path, given: list[str], what: str = "run dir") -> str | None:

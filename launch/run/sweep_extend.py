@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shlex
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 from launch.run.record_files import RunDirError
 from launch.run.rundir import RunDir, started_in
-from launch.run.sweep import Point, SweepSummary
+from launch.run.sweep import Point, PointRecord, SweepSummary
 from launch.run.sweep_liveness import launcher_alive
 
 
@@ -129,3 +131,43 @@ def renumbered(
             new.append(replace(point, index=index))
         every.append(replace(point, index=index))
     return every, new
+
+
+def extending_command(summary: SweepSummary, given: Sequence[str]) -> str | None:
+    """The sweep's own command line with `given` in it, when one of `given` sweeps a list (`seed=1,2,3`,
+    typed after `t3rl run --run-dir <sweep dir>` to add a point): that line extends this sweep. None
+    when none of `given` sweeps (a change of the points, which each takes alone)."""
+    from launch.config.compose import parse_overrides  # lazy: Hydra, only for overrides given to a sweep
+
+    typed = dict(zip(given, parse_overrides(given), strict=True))
+    if not any(o.is_sweep_override() for o in typed.values()):
+        return None
+    mine = {o.get_key_element(): text for text, o in typed.items()}
+    points = [summary.points[i] for i in sorted(summary.points)]
+    line: dict[str, str] = {}
+    for point in points:
+        for text, override in zip(point.overrides, parse_overrides(point.overrides), strict=True):
+            key = override.get_key_element()
+            if key in mine:
+                line[key] = mine[key]
+            elif "=" not in text:  # `~key`: deleted in every point
+                line[key] = text
+            else:  # the values the sweep's points took, in their order: its list
+                was = line.get(key)
+                value = text.partition("=")[2]
+                listed = [] if was is None else was.partition("=")[2].split(",")
+                line[key] = f"{text.partition('=')[0]}={','.join(dict.fromkeys([*listed, value]))}"
+    line.update({key: text for key, text in mine.items() if key not in line})
+    manifest = _a_points_manifest(points)
+    dirs = [f"--config-dir={d}" for d in manifest.get("config_dirs") or []]
+    where = started_in(manifest).recorded
+    command = shlex.join(["t3rl", "run", "-m", *line.values(), *dirs])
+    return f"cd {shlex.quote(str(where))} && {command}" if where and Path(where) != Path.cwd() else command
+
+
+def _a_points_manifest(points: Sequence[PointRecord]) -> dict[str, Any]:
+    for point in points:
+        if point.run_dir is not None:
+            with contextlib.suppress(RunDirError, OSError):
+                return RunDir(Path(point.run_dir)).read_manifest()
+    return {}

@@ -126,6 +126,7 @@ def test_a_field_of_the_type_t3rl_writes_is_read_and_another_is_refused(run_dir:
         "handle": [{}, {"a": 1}, {"a": "b"}],
         "outputs": [{}, {"a": "b"}],
         "code": [None, {}, {"a": 1}, {"a": "b"}],
+        "environ": [None, {}, {"a": "b"}],  # variable → its value (text), null: not recorded
     }
 
 

@@ -15,15 +15,26 @@
   stage's output names each one that changed since, with the line that reruns it.
 - A sweep point whose run dir was deleted runs again from the sweep's record of it (was: the resume said
   so, then stopped at the point's missing overrides.yaml).
+- A stage dir no record accounts for (state.json deleted by hand, or the stage's record taken out of
+  it) is moved to superseded/ before the stage runs, not run into: an eval's `--resume` went on from
+  the episodes of a command and inputs nothing recorded, while the decision said "never ran".
+- A list typed after `t3rl run --run-dir <sweep dir>` to add a point (`seed=1,2,3`) is answered with the
+  sweep's own line holding it, which extends the sweep (`sweep_extend.extending_command`); was "run it
+  alone with t3rl run --run-dir <sweep>/pNN seed=1,2,3", a list no single run takes.
+- The line a run stopped or failed before its selected stage started prints keeps `--from`/`--only`
+  (`exit_codes.RESUME_WITH`): after a full disk as `--from S`'s record was written, `t3rl run --run-dir
+  DIR` left S cached; once S started, the plain line is the one (S goes on in place).
 - A run dir on a read-only mount: said so, with the mount to remount read-write (was: "not writable by
   this user ... or make it writable by this user", a fix no mode change gives there).
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -32,8 +43,10 @@ import pytest
 from pipeline_helpers import alive, count, run, stage
 from rich.console import Console
 from run_configs import make_run, t3rl_stages
+from typer.testing import CliRunner
 
 from launch.checks.rules import kinds, local_dirs
+from launch.cli.app import app
 from launch.config.schema import LocalExecutorConfig
 from launch.output.plain import PlainConsole
 from launch.plan.build import CONTENT_STORES, Plan, PlanContext, build_plan
@@ -41,10 +54,13 @@ from launch.plan.stages import DIR
 from launch.run import sweep_runs
 from launch.run.executors.local import STAGE_RUN_ENV, LocalExecutor, _group_handle
 from launch.run.inherited_env import INHERITED, inherited
-from launch.run.pipeline import PipelineError, fingerprint, older_fingerprints, run_pipeline
+from launch.run.pipeline import UNRECORDED, PipelineError, fingerprint, older_fingerprints, run_pipeline
 from launch.run.rundir import RunDir
 from launch.run.single import _show_environ_change, unwritable_record
+from launch.run.sweep import PointRecord, SweepSummary, expand_points
+from launch.run.sweep_extend import extending_command
 from tests.support.rec_sweep import record_sweep
+from tests.support.retool_prepare_only import rec_config_dir
 
 # --- kind 1: a store moved, its entries not --------------------------------------------------------
 
@@ -225,6 +241,19 @@ def test_a_resume_names_each_inherited_variable_that_changed_since_a_kept_stage_
     assert [d.action for d in run(plan, run_dir).decisions] == ["cached", "cached"]
 
 
+def test_a_record_with_no_environ_reads_back(tmp_path: Path) -> None:
+    """An adopted stage's record (and an older t3rl's) keeps none: `null` is read, not refused."""
+    (tmp_path / "state.json").write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "stages": {"a": {"status": "skipped", "fingerprint": "f", "run_id": "r", "environ": None}},
+            }
+        )
+    )
+    assert RunDir(tmp_path).load_state().stages["a"].environ is None
+
+
 @pytest.mark.parametrize("pattern", sorted(INHERITED))
 def test_every_declared_variable_is_kept_and_no_other(pattern: str) -> None:
     name = pattern.replace("*", "SOME_KNOB")
@@ -286,3 +315,85 @@ def test_a_record_on_a_read_only_mount_is_blamed_on_the_mount_with_its_remount(
     assert local_dirs.read_only_mount(tmp_path) is None
     monkeypatch.setattr(os, "statvfs", real_statvfs)  # the same refusal, from the modes alone
     assert unwritable_record(mount / inside, []).endswith("writable by this user)")  # type: ignore[union-attr]
+
+
+# --- kind 6: a stage dir no record accounts for -----------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["state.json deleted", "the stage's record taken out"])
+def test_a_stage_dir_without_a_record_is_moved_aside_not_run_into(tmp_path: Path, how: str) -> None:
+    run_dir, marks = tmp_path / "run", tmp_path / "marks"
+    run_dir.mkdir()
+    marks.mkdir()
+    episodes = run_dir / "stages" / "eval" / "episodes"
+    # As an eval's --resume: what its dir holds is gone on from.
+    body = f"[ -e {episodes} ] && echo x >> {marks}/went_on; echo episode >> {episodes}"
+    plan = Plan("test", run_dir, (stage("data", marks), stage("eval", marks, body, reads=("data",))))
+    assert run(plan, run_dir).status == "succeeded"
+    state_file = run_dir / "state.json"
+    if how == "state.json deleted":
+        state_file.unlink()
+    else:
+        state = json.loads(state_file.read_text())
+        del state["stages"]["eval"]
+        state_file.write_text(json.dumps(state))
+    again = run(plan, run_dir)
+    assert (again.decisions[1].action, again.decisions[1].reason) == ("run", UNRECORDED)
+    assert not (marks / "went_on").exists()
+    assert episodes.read_text() == "episode\n"
+    assert [p.name for p in (run_dir / "superseded").iterdir()] != []
+
+
+# --- kind 7: a list typed to a sweep's resume ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("swept", "given"),
+    [
+        ([["seed=1"], ["seed=2"]], ["seed=1,2,3"]),
+        (
+            [["seed=1", "lr=0.1"], ["seed=1", "lr=0.2"], ["seed=2", "lr=0.1"], ["seed=2", "lr=0.2"]],
+            ["lr=0.1,0.2,0.3"],
+        ),
+        ([["seed=1"], ["seed=2"]], ["env.data.num_ids=5,6"]),  # a fixed key made a list
+    ],
+)
+def test_a_list_given_to_a_sweeps_resume_gets_the_line_that_extends_the_sweep(
+    tmp_path: Path, swept: list[list[str]], given: list[str]
+) -> None:
+    """The line offered holds every point the sweep has and more (what `extendable` asks of a line to
+    extend it), with the fixed overrides as typed (`~key`, `+key=v`)."""
+    fixed = ["+experiment=quickstart", "~stages.eval_tiny", "env.data.num_ids=5"]
+    points = {
+        i: PointRecord(i, varying, [*fixed, *varying], run_dir=str(tmp_path / f"p{i:02d}"))
+        for i, varying in enumerate(swept)
+    }
+    summary = SweepSummary(tmp_path, "sweep-x", points=points)
+    line = extending_command(summary, given)
+    assert line is not None and line.startswith("t3rl run -m "), line
+    now = {frozenset(p.overrides) for p in expand_points(shlex.split(line)[3:])}
+    had = {frozenset(p.overrides) for p in points.values()}
+    assert had < now, line
+    assert extending_command(summary, ["seed=7"]) is None  # no list: a point's own change
+
+
+# --- kind 8: the resume line of a run stopped before its selected stage ----------------------------
+
+
+def test_the_resume_line_keeps_the_selection_while_its_stage_has_not_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conf = rec_config_dir(tmp_path, monkeypatch)
+    runner = CliRunner()
+    first = runner.invoke(app, ["run", "+experiment=rec", "--config-dir", str(conf)], catch_exceptions=False)
+    assert first.exit_code == 0, first.output
+    (run_dir,) = (tmp_path / "runs" / "rec").iterdir()
+
+    def full(*_: object, **__: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(run_dir / "overrides.history.yaml"))
+
+    monkeypatch.setattr(RunDir, "append_history", full)
+    resumed = runner.invoke(app, ["run", "--run-dir", str(run_dir), "--from", "prepare_data"])
+    assert resumed.exit_code == 1, resumed.output
+    said = " ".join(resumed.output.split())
+    assert f"then `t3rl run --run-dir {run_dir} --from prepare_data` resumes the run" in said, said
