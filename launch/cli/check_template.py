@@ -162,5 +162,5 @@ def _as_typed(problem: Problem, model: str) -> Problem:
     qwen3-8b` named an override the command does not take)."""
     if problem.source != f"override `model={model}`":
         return problem
-    fix = re.sub(r"\bmodel=(\S+?)(\?)?$", r"`t3rl check-template \1`\2", problem.fix)
+    fix = re.sub(r"\bmodel=(\S+?)(\?)?((?: \(.*\))?)$", r"`t3rl check-template \1`\2\3", problem.fix)
     return problem.replace(source=f"MODEL `{model}`", fix=fix)

@@ -386,17 +386,22 @@ def _value_missing_named(params: list[Any], ctx: Any, parse: Any) -> list[str]:
 
 
 def _argument_missing_shown(ctx: Any, param: Any) -> None:
-    """`t3rl check-template`, `t3rl runs diff A` (a required argument left out): Click said only "Missing
-    argument 'MODEL'." Answered with what the argument is (its help) and the command's first example
-    that gives it, as `--help` shows them."""
-    if param is None or getattr(param, "param_type_name", "") != "argument":
+    """`t3rl check-template`, `t3rl runs diff A`, `t3rl data bfcl` (a required argument or option left
+    out): Click said only "Missing argument 'MODEL'." or "Missing option '--out'." Answered with what it
+    is (its help) and the command's first example that gives it, as `--help` shows them."""
+    kind = getattr(param, "param_type_name", "")
+    if param is None or kind not in ("argument", "option"):
         return
+    # an option's example is one that gives it; an argument's, one with more than the command
+    option = max(param.opts, key=len) if kind == "option" else None
     metavar = getattr(param, "metavar", None) or str(param.name).upper()
+    label = f"Missing option '{option}'" if option else f"Missing argument '{metavar}'"
     what = " ".join(str(getattr(param, "help", "") or "").split()).rstrip(".")
     docstring = str(getattr(ctx.command, "_docstring", None) or ctx.command.help or "")
-    examples = [line.strip() for line in docstring.splitlines() if line.strip().startswith("t3rl ")]
-    example = next((e.split("  #")[0].strip() for e in examples if len(e.split()) > 2), None)
-    said = f"Missing argument '{metavar}'" + (f": {what}" if what else "")
+    examples = [line.strip().split("  #")[0].strip() for line in docstring.splitlines()]
+    examples = [e for e in examples if e.startswith("t3rl ")]
+    example = next((e for e in examples if (option in e.split() if option else len(e.split()) > 2)), None)
+    said = label + (f": {what}" if what else "")
     ctx.fail(said + (f", e.g. {example}" if example else f" (see `{ctx.command_path} --help`)"))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
@@ -223,7 +224,11 @@ def _unknown_key(key: str, tree: dict[str, Any], composed: Plain) -> None:
     known = sorted(node) if found and isinstance(node, dict) else []
     guess = did_you_mean(leaf, known)
     deeper = _keys_ending_in(key, tree)
-    if guess:
+    listed = [part for part in re.split(r"[,\s]+", key) if part]
+    if len(listed) > 1 and all(_lookup(tree, part)[0] for part in listed):
+        # `--explain model.name,seed`: several keys in one value; the option takes one and repeats
+        fix = f"{' '.join(f'--explain {part}' for part in listed)} (one key each: --explain repeats)"
+    elif guess:
         fix = f"did you mean --explain {parent + '.' if parent else ''}{guess}?"
     elif deeper:
         # `--explain lr`: the key named by its last parts, as people say it, not by its whole path.

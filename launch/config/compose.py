@@ -145,9 +145,11 @@ def _compose(overrides: Sequence[str], config_dirs: Sequence[str]) -> Compositio
             group_dir_given,
             group_dir_misnamed,
         )
+        from launch.config.hub_ids import hub_id_as_option  # lazy: only to explain a mistake
 
         problem = (
-            _path_as_option(parsed, loader, written)
+            hub_id_as_option(parsed, loader, written)
+            or _path_as_option(parsed, loader, written)
             or group_dir_given(e, parsed, _normalise_dirs(config_dirs), written)
             or group_dir_misnamed(e, parsed, _normalise_dirs(config_dirs))
             or _missing_config_problem(e, parsed, loader, written)

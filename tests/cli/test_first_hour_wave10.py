@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer._completion_shared import get_completion_script
 
+from launch.checks.model_options import model_options
 from launch.cli import completion_shells, is_plain
 from launch.cli.pasted_characters import DASH, NOTHING, PASTED, SPACE, pasted_refusal
 from launch.config.search_path import first_comment
@@ -260,3 +261,57 @@ def test_a_runs_command_the_docs_show_runs_as_shown(
     result = invoke(list(shown.argv))
     expected = 2 if _refused_in_its_figure(shown) else 0
     assert result.exit_code == expected, f"{shown.where}: `t3rl {shlex.join(shown.argv)}`\n{result.output}"
+
+
+# --- a model by its hub id; a required option left out; several keys in one --explain -----------------
+
+
+# Hub id → the options declaring it (one built on another declares its base's: both are right).
+HUB_IDS: dict[str, set[str]] = {}
+for _option in model_options().values():
+    if _option.hf_id is not None:
+        HUB_IDS.setdefault(_option.hf_id, set()).add(_option.name)
+
+
+@pytest.mark.parametrize(("hub_id", "options"), sorted(HUB_IDS.items()), ids=sorted(HUB_IDS))
+def test_a_model_given_by_its_hub_id_is_the_option_declaring_it(hub_id: str, options: set[str]) -> None:
+    """Was: `unknown option 'Qwen3-8B' for config group 'model/Qwen'`, set in config.yaml, `fix: did you mean
+    model/Qwen=qwen3_8b?` (which does not compose). Every hub id the model options declare, typed as is and
+    in small letters: the fix is an option declaring it."""
+    for typed in (hub_id, hub_id.lower()):
+        result = invoke(["validate", "+experiment=quickstart", f"model={typed}"])
+        assert result.exit_code == 2 and "is a Hugging Face hub id" in result.output, result.output
+        assert f"set in: override `model={typed}`" in result.output, result.output
+        assert fix_of(result.output).partition(" (")[0] in {f"model={o}" for o in options}, result.output
+
+
+def test_a_hub_id_no_option_declares_is_named_with_those_declared_and_check_template_answers_as_typed() -> (
+    None
+):
+    result = invoke(["validate", "+experiment=stage1_bfcl", "model=Qwen/Qwen3-32B"])
+    assert result.exit_code == 2 and "none declares it" in result.output, result.output
+    assert "qwen3_8b (Qwen/Qwen3-8B)" in fix_of(result.output), result.output
+    typed = invoke(["check-template", "Qwen/Qwen3-8B"])
+    assert typed.exit_code == 2 and "set in: MODEL `Qwen/Qwen3-8B`" in typed.output, typed.output
+    assert fix_of(typed.output).startswith("`t3rl check-template qwen3_8b`"), typed.output
+
+
+def test_a_required_option_left_out_is_answered_with_an_example_giving_it() -> None:
+    """Was: Click's `Missing option '--out'.` (required arguments got their example in wave eight)."""
+    result = invoke(["data", "bfcl"])
+    said = " ".join(result.output.replace("│", " ").split())
+    assert (
+        result.exit_code == 2
+        and "Missing option '--out': output directory, e.g. t3rl data bfcl --out" in said
+    )
+
+
+@pytest.mark.parametrize("typed", ["model.name,seed", "model.name, seed", "model.name seed"])
+def test_several_keys_in_one_explain_are_given_one_each(typed: str) -> None:
+    """Was: `did you mean --explain model.name?` (the second key dropped)."""
+    result = invoke(["show", "+experiment=quickstart", "--explain", typed])
+    assert result.exit_code == 2, result.output
+    fixed = shlex.split(fix_of(result.output).partition(" (")[0])
+    assert fixed == ["--explain", "model.name", "--explain", "seed"]
+    shown = invoke(["show", "+experiment=quickstart", *fixed])
+    assert shown.exit_code == 0 and "model.name" in shown.output and "seed" in shown.output
