@@ -549,3 +549,44 @@ def test_a_worlds_integer_past_pythons_digit_limit_is_named(qwen: ChatFormat, wh
     record_line({"outcome": episode.outcome, "step_info": episode.step_info, "messages": episode.messages})
     kept, problems = json_outcome({"n": 10**4299 * 9})
     assert problems == [] and record_line({"outcome": kept})
+
+
+# ---------------------------- new kinds: extra_body overriding a field of the user model's request
+
+
+@pytest.mark.parametrize("key", ["temperature", "seed", "messages", "model", "n", "stream"])
+def test_extra_body_cannot_override_the_users_request(key: str) -> None:
+    """The openai client merges extra_body into the request after t3rl's fields: {"temperature": 0.9}
+    sampled a greedy user at 0.9 (its benchmark identity and `unseeded` said 0), {"seed": 3} gave
+    every reply one seed, {"n": 4} sampled four replies for one read. Now refused at validation."""
+    from pydantic import ValidationError
+
+    from t3rl_core.envs.tau2.users import LLMUserConfig
+
+    with pytest.raises(ValidationError, match=f"extra_body sets '{key}'.*~env.user.extra_body.{key}"):
+        LLMUserConfig(base_url="http://127.0.0.1:1/v1", model="u", extra_body={key: 1})
+
+
+def test_every_field_the_users_request_writes_is_declared() -> None:
+    """The declaration (REQUEST_FIELDS) covers what `complete` writes, read from a request it sends."""
+    from types import SimpleNamespace
+
+    from t3rl_core.envs.tau2.users import REQUEST_FIELDS, LLMUser, LLMUserConfig
+
+    sent: dict[str, Any] = {}
+
+    class Completions:
+        async def create(self, **request: Any) -> Any:
+            sent.update(request)
+            message = SimpleNamespace(content="Hi.", tool_calls=None)
+            return SimpleNamespace(choices=[SimpleNamespace(message=message)])
+
+    config = LLMUserConfig(
+        base_url="http://127.0.0.1:1/v1", model="u", max_tokens=8, extra_body={"top_k": 20}
+    )
+    user = LLMUser(config)
+    client = SimpleNamespace(chat=SimpleNamespace(completions=Completions()))
+    user._connection = lambda: (client, asyncio.Semaphore(1))  # type: ignore[method-assign]
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    asyncio.run(user.complete([{"role": "user", "content": "x"}], tools, seed=3))
+    assert set(sent) - {"extra_body"} <= set(REQUEST_FIELDS) and sent["extra_body"] == {"top_k": 20}

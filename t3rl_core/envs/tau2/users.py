@@ -59,6 +59,32 @@ class UserSimulatorConfig(StrictModel):
     name: RegistryName
 
 
+# The fields of the user model's request t3rl writes itself, each with where it comes from: the client
+# merges extra_body into the request after them, so the same key there overrode it (a temperature the
+# benchmark identity does not record, one seed for every reply, a conversation of extra_body's).
+REQUEST_FIELDS = {
+    "model": "env.user.model",
+    "messages": "the conversation t3rl keeps",
+    "tools": "the task's user tools",
+    "temperature": "env.user.temperature",
+    "max_tokens": "env.user.max_tokens",
+    "seed": "a seed per reply, drawn from the episode's",
+    "n": "one choice, the one t3rl reads",
+    "stream": "one whole answer, which t3rl reads",
+}
+
+
+def _own_fields(extra: dict[str, Any]) -> dict[str, Any]:
+    taken = [key for key in extra if key in REQUEST_FIELDS]
+    if taken:
+        key = taken[0]
+        raise ValueError(
+            f"extra_body sets {key!r}, which t3rl's request to the user model sets itself "
+            f"({REQUEST_FIELDS[key]}); leave it out of extra_body (override ~env.user.extra_body.{key})"
+        )
+    return extra
+
+
 class LLMUserConfig(UserSimulatorConfig):
     """A model served behind an OpenAI-compatible chat API (e.g. a second SGLang server) plays the user."""
 
@@ -77,7 +103,7 @@ class LLMUserConfig(UserSimulatorConfig):
     # that checks no key.
     api_key: Secret | None = None
     # Extra JSON fields of every request (SGLang: chat_template_kwargs, e.g. thinking off).
-    extra_body: dict[Identifier, Any] = Field(default_factory=dict)
+    extra_body: Annotated[dict[Identifier, Any], AfterValidator(_own_fields)] = Field(default_factory=dict)
     # Seconds per request, and retries of a failed request (the openai client's own back-off).
     timeout_s: Seconds = 120.0
     max_retries: int = Field(3, ge=0)
