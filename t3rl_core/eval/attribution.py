@@ -46,7 +46,10 @@ STOP_MARKERS = ("###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###")
 NOT_THE_USER = ("Tool result for ", "FORMAT ERROR")
 # Errors of the user model's API client that mean the model refused the request (openai's 4xx errors);
 # connection errors, timeouts and 5xx are the infrastructure's.
-USER_MODEL_REFUSALS = ("BadRequestError", "UnprocessableEntityError", "ContentFilterFinishReasonError")
+USER_MODEL_REFUSALS = (
+    *("BadRequestError", "UnprocessableEntityError", "ContentFilterFinishReasonError"),
+    "NoUserReply",  # t3rl_core.envs.tau2.users: its server answered no choice
+)
 # A request that the agent do something (a bare "please" is not: users say it reporting what they did).
 ASKS = re.compile(r"\b(can|could|would|will) you\b|\bfor me\b|\byourself\b|\bon your end\b", re.I)
 IDENTIFIERS = {

@@ -590,3 +590,26 @@ def test_every_field_the_users_request_writes_is_declared() -> None:
     tools = [{"type": "function", "function": {"name": "f"}}]
     asyncio.run(user.complete([{"role": "user", "content": "x"}], tools, seed=3))
     assert set(sent) - {"extra_body"} <= set(REQUEST_FIELDS) and sent["extra_body"] == {"top_k": 20}
+
+
+def test_a_user_server_answering_no_choice_is_the_users_error() -> None:
+    """`choices[0]` of a reply with none raised IndexError ("list index out of range"): an episode
+    crash naming nobody, attributed to the infrastructure. Now the user simulator's own error."""
+    from types import SimpleNamespace
+
+    from t3rl_core.envs.tau2.users import LLMUser, LLMUserConfig, NoUserReply
+    from t3rl_core.eval.attribution import attribute
+    from t3rl_core.rollout.failures import ENV_ERROR, describe
+
+    class Completions:
+        async def create(self, **request: Any) -> Any:
+            return SimpleNamespace(choices=[], id="chatcmpl-1")
+
+    user = LLMUser(LLMUserConfig(base_url="http://127.0.0.1:1/v1", model="u"))
+    client = SimpleNamespace(chat=SimpleNamespace(completions=Completions()))
+    user._connection = lambda: (client, asyncio.Semaphore(1))  # type: ignore[method-assign]
+    with pytest.raises(NoUserReply, match="answered no choice") as raised:
+        asyncio.run(user.complete([{"role": "user", "content": "x"}], []))
+    record = {"status": "failed", "error": ENV_ERROR + describe(raised.value), "success": False}
+    found = attribute(record | {"outcome": {}})
+    assert found is not None and (found["party"], found["kind"]) == ("user_simulator", "own_error")

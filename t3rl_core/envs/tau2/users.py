@@ -34,6 +34,7 @@ from t3rl_core.fields import (
     Text,
     TokensOf,
 )
+from t3rl_core.finite import shown
 from t3rl_core.model_routes import served_model_name
 from t3rl_core.secret import Secret
 from t3rl_core.strict import StrictModel
@@ -238,6 +239,10 @@ class UserSimulator(ABC):
 # ---------------------------------------------------------------------------------------------- LLM
 
 
+class NoUserReply(RuntimeError):
+    """The user model's server answered a request with no reply: the user simulator's own error."""
+
+
 class LLMUser(UserSimulator):
     """The user is a chat model; its conversation is the episode seen from the customer's side."""
 
@@ -271,7 +276,15 @@ class LLMUser(UserSimulator):
             request["extra_body"] = self.config.extra_body
         async with semaphore:
             response = await client.chat.completions.create(**request)
-        message = response.choices[0].message
+        choices = getattr(response, "choices", None)
+        if not choices:
+            # A server's answer of no choice (a content filter, a proxy's empty reply): its words, where
+            # `choices[0]` raised IndexError, "list index out of range", an episode crash naming nobody.
+            raise NoUserReply(
+                f"the user model {self.config.model!r} at {self.config.base_url} answered no choice "
+                f"({shown(response, 200)})"
+            )
+        message = choices[0].message
         calls = tuple(
             user_call(call.id, call.function.name, call.function.arguments)
             for call in message.tool_calls or ()
