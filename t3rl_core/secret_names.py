@@ -103,10 +103,27 @@ def reference_default(value: object) -> str | None:
     return default or None
 
 
+# The values whose answers are kept: hashable, and read apart by type (typed=True: True, 1 and 1.0).
+_KEPT_SCALARS = (str, int, float, bool)
+
+
 def is_credential_at(key: str, value: object) -> bool:
     """True when `value`, set at the dotted config `key`, is a credential itself: under a secret key
     (not a reference, not a special token), token-shaped and random under a key-like name, or a token
     whose issuer's prefix gives it away (`sk-…`, `hf_…`) under any key."""
+    if type(value) in _KEPT_SCALARS:
+        return _scalar_credential_at(key, value)
+    return _credential_at(key, value)
+
+
+# Cached: every resolve asks it of each of the config's ~1,200 entries, nearly all the same from one
+# resolve to the next (a test suite resolves thousands of configs in one process).
+@lru_cache(maxsize=16384, typed=True)
+def _scalar_credential_at(key: str, value: object) -> bool:
+    return _credential_at(key, value)
+
+
+def _credential_at(key: str, value: object) -> bool:
     if value in (None, "") or is_reference(value) or _null(value):
         return False
     if is_shaped_credential(value) or names_a_credential(value):

@@ -283,6 +283,19 @@ def _scrub(obj: Any, values: frozenset[str], key: str) -> Any:
 def _mask_flag_values(items: list[Any]) -> list[Any]:
     """`["--api-key", "X"]` → `["--api-key", MASK]`; `["--token=X"]` → `["--token=***"]` (a reference
     such as `env:NAME` stays: it is where the value lives)."""
+    if all(type(item) is str for item in items):
+        return list(_masked_texts(tuple(items)))
+    return _masked_flags(items)
+
+
+# Cached: a resolve masks each of the config's ~240 lists (argv arrays, module lists), the same lists
+# from one resolve to the next.
+@lru_cache(maxsize=4096)
+def _masked_texts(items: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_masked_flags(list(items)))
+
+
+def _masked_flags(items: list[Any]) -> list[Any]:
     out = list(items)
     for i, item in enumerate(items):
         if isinstance(item, str) and is_secret_flag(item):

@@ -59,6 +59,13 @@ def _wait_healthy(port: int, process: subprocess.Popen[bytes], log: Path) -> Non
         time.sleep(0.1)
 
 
+def _wait_logged(log: Path, text: str) -> None:
+    deadline = time.monotonic() + 60
+    while not (log.exists() and text in log.read_text()):
+        assert time.monotonic() < deadline, log.read_text() if log.exists() else "no log"
+        time.sleep(0.1)
+
+
 def _session_processes(session: int) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter():
@@ -130,6 +137,9 @@ def test_the_eval_servers_key_is_in_no_command_line_and_no_log(tmp_path: Path, s
         assert any("t3rl_core.secret_launch" in line and KEYED in line for line in lines), lines
         assert [line for line in lines if KEY in line] == []
         assert not _healthy(port, "sk-a-wrong-key-000000")
+        # The log copier masks and writes the server's output apart from it: on a busy machine its
+        # arguments' line may reach the file after the server answers, so wait for it before the kill.
+        _wait_logged(log, "api_key=")
     text = log.read_text()
     assert KEY not in text and "api_key='***'" in text  # its logged arguments, masked
 
@@ -156,6 +166,7 @@ def test_a_services_key_is_in_no_command_line_and_no_log(tmp_path: Path) -> None
         lines = _command_lines(shell.pid)
         assert any("t3rl_core.services keep" in line for line in lines), lines
         assert [line for line in lines if KEY in line] == []
+        _wait_logged(log, "api_key=")  # as above: the copier's line may come after the answer
     text = log.read_text()
     assert KEY not in text and "api_key='***'" in text
 
