@@ -138,7 +138,28 @@ class _Reader:
             # One quoted argument with spaces around '=' ("seed = 3"): the quotes kept them for Hydra.
             message = f"spaces around '=' in `{item}`: an override is key=value, with none"
             return _Reading(1, key.strip().lstrip("+~"), message, (f"{key.strip()}={value.strip()}",))
-        return self._unquoted_characters(key, value)
+        return self._other_brackets(key, value) or self._unquoted_characters(key, value)
+
+    def _other_brackets(self, key: str, value: str) -> _Reading | None:
+        """A list typed in Python's tuple or set notation (`categories=(a,b)`, `={a}`), where the config
+        holds a list: Hydra writes a list in [ ] (was: the value quoted, `'(a,b)'`, a text no list takes)."""
+        inner = value[1:-1] if len(value) > 1 and (value[0], value[-1]) in (("(", ")"), ("{", "}")) else None
+        name = key.lstrip("+~")
+        if inner is None or ":" in inner or not _is_key(name):
+            return None
+        # a stray ',' dropped (a one-item tuple's `(a,)`), its items quoted where Hydra reads them as syntax
+        listed = f"{key}=[{','.join(e.strip() for e in inner.split(',') if e.strip())}]"
+        fixed = listed if parses(listed) else _values_quoted(listed)
+        root = self.lookup.composed([o for o in self.items if parses(o)]) if fixed else None
+        data = _at(root, name)
+        for _ in range(8):  # what an interpolation names (`think_tags: ${model.parsers.think_tags}`)
+            found = re.fullmatch(r"\$\{([\w.]+)\}", data) if isinstance(data, str) else None
+            data = _at(root, found[1]) if found else data
+        if fixed is None or not isinstance(data, list):
+            return None  # not a list where it lands: the brackets meant something else
+        brackets = f"{value[0]}{value[-1]}"
+        message = f"`{key}={value}` writes a list in {brackets}, which Hydra's grammar does not read"
+        return _Reading(1, name, message, (fixed,), note="a list is written in [ ]")
 
     def _unquoted_characters(self, key: str, value: str) -> _Reading | None:
         """A value with characters Hydra's grammar reads only inside quotes (`name=café`, `x=a&b`): the
@@ -333,6 +354,13 @@ class _Reader:
             note = secret_fix or "write it as an override without dashes; `t3rl show` prints every key"
             return _Reading(count, key or name, message, (), note)
         return _Reading(count, key, message, (f"{key}={value}",))
+
+
+def _at(data: Any, key: str) -> Any:
+    """The value at a dotted key of plain data; None where there is none."""
+    for part in key.split("."):
+        data = data.get(part) if isinstance(data, Mapping) else None
+    return data
 
 
 def _is_record_dir(word: str) -> bool:

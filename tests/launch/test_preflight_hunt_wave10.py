@@ -16,7 +16,10 @@ set, with a first fix that validates when applied (tests.support.fix_applier):
   file only);
 - a list typed with an empty element (`[multi_turn_base,]`, Python's and JSON's trailing comma; `[,a]`,
   `[a,,b]`): the stray ',' is dropped (launch/config/override_syntax._stray_separator; was: every element
-  quoted, `[multi_turn_base,'']`, an item '' no choice takes, refused when applied).
+  quoted, `[multi_turn_base,'']`, an item '' no choice takes, refused when applied);
+- a list typed in Python's tuple or set notation (`env.data.categories=(a,b)`, `={a}`, `(a,)`) where the
+  config holds a list: the same items in [ ] (launch/config/override_syntax._other_brackets; was: the
+  value quoted as one text, `'(a,b)'`, refused when applied).
 
 See docs/explanation/preflight.md, "Hunt wave ten: keys, groups, launcher".
 """
@@ -29,6 +32,7 @@ import pytest
 import yaml
 
 from launch.checks.offers_tried import _ASSIGNS
+from launch.checks.resolve import resolve
 from launch.config.errors import Problem
 from launch.config.key_lines import key_line
 from t3rl_core.config import EnvConfig
@@ -197,3 +201,26 @@ def test_a_lists_empty_element_is_a_stray_comma(
     assert problem.key == key and "a stray ',' dropped" in problem.fix, problem  # was: an item '' quoted
     assert "''" not in problem.fix, problem.fix
     _fix_validates(line, problem)
+
+
+# ---------------------------------------------------------- a list in a tuple's or a set's brackets
+
+
+def _scalar_lists(node: object, path: str = "") -> list[tuple[str, list[object]]]:
+    """Every list of scalars of a composed config, by dotted key."""
+    if isinstance(node, dict):
+        return [found for k, v in node.items() for found in _scalar_lists(v, f"{path}.{k}" if path else k)]
+    if isinstance(node, list) and node and all(isinstance(x, str | int) for x in node):
+        return [(path, node)]
+    return []
+
+
+@pytest.mark.parametrize("brackets", ["({})", "{{{}}}", "({},)"])
+def test_every_list_typed_in_other_brackets_gets_the_list(brackets: str) -> None:
+    lists = _scalar_lists(resolve([S1]).config)
+    assert len(lists) >= 4, lists  # think tags, augmentation kinds, categories, pass@k
+    for key, items in lists:
+        typed = f"{key}={brackets.format(','.join(str(i) for i in items))}"  # `(a,)`: Python's tuple comma
+        (problem,) = errors([S1, typed])
+        assert problem.key == key and "a list is written in [ ]" in problem.fix, problem  # was: quoted
+        _fix_validates([S1, typed], problem)
