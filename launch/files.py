@@ -71,8 +71,25 @@ class LockHeld(Exception):
         self.holder = holder
 
     def who(self) -> str:
-        """The holder for a message, " (pid N)"; "" when it is not known here (another host's, say)."""
-        return f" (pid {self.holder})" if self.holder else ""
+        """The holder for a message, " (pid N)"; "" when it is not known here (another host's, say). A
+        holder suspended (Ctrl-Z pressed for Ctrl-C) is said so, with what lets it go on: it holds the
+        lock and does nothing until then, and "wait for it to finish" would wait forever."""
+        if not self.holder:
+            return ""
+        if _process_state(self.holder) not in ("T", "t"):
+            return f" (pid {self.holder})"
+        return (
+            f" (pid {self.holder}, suspended: Ctrl-Z stopped it; `fg` in its terminal, or `kill -CONT "
+            f"{self.holder}`, lets it go on)"
+        )
+
+
+def _process_state(pid: int) -> str | None:
+    """The kernel's one-letter state of `pid` (T: stopped by a signal), None when it cannot be read."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 def lock_holder(path: Path) -> int | None:

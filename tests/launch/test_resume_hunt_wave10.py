@@ -24,6 +24,8 @@
 - The line a run stopped or failed before its selected stage started prints keeps `--from`/`--only`
   (`exit_codes.RESUME_WITH`): after a full disk as `--from S`'s record was written, `t3rl run --run-dir
   DIR` left S cached; once S started, the plain line is the one (S goes on in place).
+- A run dir held by a launcher suspended with Ctrl-Z (pressed for Ctrl-C): the refusal says it is
+  suspended and what lets it go on (`LockHeld.who`); "wait for it to finish" waited forever.
 - A run dir on a read-only mount: said so, with the mount to remount read-write (was: "not writable by
   this user ... or make it writable by this user", a fix no mode change gives there).
 """
@@ -36,7 +38,9 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,7 +58,14 @@ from launch.plan.stages import DIR
 from launch.run import sweep_runs
 from launch.run.executors.local import STAGE_RUN_ENV, LocalExecutor, _group_handle
 from launch.run.inherited_env import INHERITED, inherited
-from launch.run.pipeline import UNRECORDED, PipelineError, fingerprint, older_fingerprints, run_pipeline
+from launch.run.pipeline import (
+    UNRECORDED,
+    PipelineError,
+    fingerprint,
+    older_fingerprints,
+    run_dir_lock,
+    run_pipeline,
+)
 from launch.run.rundir import RunDir
 from launch.run.single import _show_environ_change, unwritable_record
 from launch.run.sweep import PointRecord, SweepSummary, expand_points
@@ -397,3 +408,34 @@ def test_the_resume_line_keeps_the_selection_while_its_stage_has_not_started(
     assert resumed.exit_code == 1, resumed.output
     said = " ".join(resumed.output.split())
     assert f"then `t3rl run --run-dir {run_dir} --from prepare_data` resumes the run" in said, said
+
+
+# --- kind 9: a run dir held by a suspended launcher ------------------------------------------------
+
+
+def test_a_run_dir_held_by_a_suspended_launcher_is_said_suspended(tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+            "print('held', flush=True); time.sleep(60)",
+            str(tmp_path / ".lock"),
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        with pytest.raises(PipelineError) as running, run_dir_lock(RunDir(tmp_path)):
+            pass
+        assert f"(pid {holder.pid}):" in str(running.value)
+        os.kill(holder.pid, signal.SIGSTOP)
+        with pytest.raises(PipelineError) as stopped, run_dir_lock(RunDir(tmp_path)):
+            pass
+        assert (
+            f"(pid {holder.pid}, suspended: Ctrl-Z stopped it; `fg` in its terminal, or "
+            f"`kill -CONT {holder.pid}`" in str(stopped.value)
+        )
+    finally:
+        holder.kill()
+        holder.wait()
