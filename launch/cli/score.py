@@ -319,6 +319,9 @@ def _summary(world: str, file: Path, records: list[dict[str, Any]], seconds: flo
         "lines": len(records),
         "scored": len(scored),
         "errors": len(records) - len(scored),
+        # Scored with a value that is no grade (ReTool's answer past its grading budget): in the means
+        # as the reference scores it, counted here so that a rate lowered by them says so.
+        "not_graded": sum(bool((r.get("details") or {}).get("ungraded")) for r in scored),
         "mean_reward": _mean([r["reward"] for r in scored]),
         "success_rate": _mean([float(r["success"]) for r in scored]),
         "groups": {

@@ -64,4 +64,6 @@ def retool(
     outcome = {"response": response, "ground_truth": answer}
     inp = RewardInput(outcome=outcome, response=response, label=answer, metadata={"task_id": id})
     result = within_bounds(reward, inp, reward(inp))
-    return Verdict("retool", id, result.value, result.value == 1.0, dict(result.metrics))
+    # An answer nobody graded says why (RewardResult.ungraded): its 0 is the reference's, no grade.
+    details = dict(result.metrics) | ({"ungraded": result.ungraded} if result.ungraded else {})
+    return Verdict("retool", id, result.value, result.value == 1.0, details)

@@ -613,3 +613,23 @@ def test_a_user_server_answering_no_choice_is_the_users_error() -> None:
     record = {"status": "failed", "error": ENV_ERROR + describe(raised.value), "success": False}
     found = attribute(record | {"outcome": {}})
     assert found is not None and (found["party"], found["kind"]) == ("user_simulator", "own_error")
+
+
+def test_offline_scoring_says_which_answers_were_not_graded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`t3rl score` of ReTool answers counted an answer past its grading budget as unsolved, unsaid:
+    its verdict now carries why (details.ungraded) and the summary counts them (not_graded)."""
+    from pathlib import Path
+
+    from launch.cli.score import _summary
+    from t3rl_core.score.single_turn import retool as score_retool
+
+    def out_of_budget(*_: Any) -> bool:
+        raise retool._OutOfBudget
+
+    monkeypatch.setattr(retool.ReToolOutcomeReward, "is_correct", out_of_budget)
+    ungraded = score_retool(FORMATTED, "391", id="a").to_json()
+    assert "past its budget" in ungraded["details"]["ungraded"] and not ungraded["success"]
+    monkeypatch.undo()
+    graded = score_retool(FORMATTED + " and more", "391", id="b").to_json()
+    assert "ungraded" not in graded["details"]
+    assert _summary("retool", Path("x.jsonl"), [ungraded, graded], 0.0)["not_graded"] == 1
