@@ -69,6 +69,9 @@ DATA = st.recursive(
 ENV = {"T3RL_TEST_REFERENCED": "r3ferencedValue"}
 
 
+# 600 examples earned (derandomized): with 400, holds_secret without its check of flag values (`--token V`
+# in a list) passes this property and test_scrub_obj_one_scan's; with 500 both fail. Five other mutants of
+# holds_secret die at 200 (3) or survive at 600 as well (2).
 @given(DATA)
 @settings(max_examples=600, deadline=None)
 def test_the_same_answer_as_scrubbing_a_copy(data: Any) -> None:
