@@ -61,7 +61,20 @@ CHANGES = {
         "def step(self, action):\n    next(iter(TOOLS.values()))['k'] = 1",
         "TOOLS.values(…)[…]",
     ),
+    "a helper given the module's list": ("def step(self, action):\n    _push(SEEN, action)", "SEEN"),
+    "a helper given it by keyword": ("def step(self, action):\n    _push(a=action, seen=SEEN)", "SEEN"),
+    "a helper's own global": ("def outcome(self):\n    _count()", "COUNT"),
+    "a method on self given it": (
+        "def _keep(self, seen, a):\n    seen.append(a)\n"
+        "def step(self, action):\n    self._keep(SEEN, action)",
+        "SEEN",
+    ),
     # No over-refusal: copies, new objects a module's function makes, text read.
+    "a helper given a copy": ("def step(self, action):\n    _push(list(SEEN), action)", None),
+    "a helper given per-episode state": (
+        "def __init__(self):\n    self.seen = []\ndef step(self, a):\n    _push(self.seen, a)",
+        None,
+    ),
     "a copy's item": ("def step(self, action):\n    x = dict(TOOLS.get('nested'))\n    x['a'] = 1", None),
     "a copy": ("def step(self, action):\n    x = SEEN.copy()\n    x.append(action)", None),
     "a new object from a module": ("def step(self, action):\n    d = m.deque()\n    d.append(action)", None),
@@ -74,12 +87,29 @@ CHANGES = {
 }
 
 
+# Module-level helpers a world's method may call (followed with the caller's values bound).
+HELPERS = """
+COUNT = 0
+
+
+def _push(seen, a):
+    seen.append(a)
+
+
+def _count():
+    global COUNT
+    COUNT += 1
+
+"""
+
+
 def _world(kind: str, body: str) -> type:
     """The class `Leaky` of a fresh module whose one method does `body`."""
     name = f"hunt7_{abs(hash(kind))}"
     module = types.ModuleType(name)
     sys.modules[name] = module
-    exec(compile(HEAD + textwrap.indent(body, "    "), f"{name}.py", "exec"), module.__dict__)
+    head = HEAD.replace("\nclass Leaky:", HELPERS + "\nclass Leaky:")
+    exec(compile(head + textwrap.indent(body, "    "), f"{name}.py", "exec"), module.__dict__)
     return module.Leaky
 
 

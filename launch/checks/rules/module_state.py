@@ -19,7 +19,9 @@ of `_BUILTINS`, `getattr(m, name)`, `vars(m)`, `globals()`, `next(it)`), as is a
 value; any other call's result is not (a module's function makes a new object: `m.deque()`). A change is
 an attribute or item stored into (or deleted from) a tainted value, a mutating method called on it, an
 in-place operator on a tainted list, dict, set or bytearray, or a global rebound. Code run by `exec` or
-`eval` cannot be read: a call of either is a change of what it cannot name (`UNREAD`).
+`eval` cannot be read: a call of either is a change of what it cannot name (`UNREAD`). A call of a
+function of the world's module (a helper, a method on self) is followed, `FOLLOWED_DEPTH` deep, with the
+caller's values bound to its parameters: what it changes is the caller's change (`_push(SEEN, a)`).
 """
 
 from __future__ import annotations
@@ -139,6 +141,19 @@ class _Marker:
 
 
 @dataclass(frozen=True)
+class _Own:
+    """A function of the world's module (a module-level helper, or a method of the world called on self):
+    its call is played with the caller's values bound to its parameters (`FOLLOWED_DEPTH` deep)."""
+
+    function: Any
+    kind: str  # "static" for a module function, "" for a method called on self
+
+
+# How many calls deep a method's calls into its module's functions are followed.
+FOLLOWED_DEPTH = 4
+
+
+@dataclass(frozen=True)
 class _Bound:
     """A method loaded off a tainted value, to be called: its result is the value's when it reads it."""
 
@@ -156,29 +171,41 @@ _BUILTINS = {
     "iter": _ITER, "reversed": _ITER, "vars": _VARS, "globals": _GLOBALS,
     "exec": _Marker("exec(…)"), "eval": _Marker("eval(…)"),
 }  # fmt: skip
-Stack = list[Taint | _Marker | _Bound | None]
+Stack = list[Taint | _Marker | _Bound | _Own | None]
 
 
 class _Method:
     """One method's code (and the code nested in it) played over taints."""
 
-    def __init__(self, world: type, names: dict[str, Any], selfs: dict[str, Taint]) -> None:
+    def __init__(
+        self,
+        world: type,
+        names: dict[str, Any],
+        selfs: dict[str, Taint],
+        active: tuple[Any, ...] = (),
+        followed: dict[Any, dict[str, bool]] | None = None,
+    ) -> None:
         # selfs: an attribute of self bound to a held object (`self.seen = SEEN` in __init__), shared by
-        # every method of the world.
-        self.world, self.names, self.selfs = world, names, selfs
+        # every method of the world. active: the codes being played down to this one (no recursion).
+        self.world, self.names, self.selfs, self.active = world, names, selfs, active
+        self.keywords: tuple[str, ...] = ()  # the names of the next CALL's keyword arguments (KW_NAMES)
+        self.followed = {} if followed is None else followed  # a followed call's changes, by its binding
         # A local or cell bound to a held object (or self), anywhere in the code: flow-insensitive.
-        self.locals: dict[str, Taint | _Marker | _Bound] = {}
+        self.locals: dict[str, Taint | _Marker | _Bound | _Own] = {}
         self.changes: dict[str, bool] = {}  # label -> whether it is a default
 
-    def play(self, function: Any, kind: str) -> None:
-        """Play `function`, defined on the world as `kind` (a plain method, a classmethod or a static)."""
+    def play(self, function: Any, kind: str, bound: dict[str, Any] | None = None) -> None:
+        """Play `function`, defined on the world as `kind` (a plain method, a classmethod or a static),
+        its parameters `bound` to the caller's values (a followed call)."""
         code = function.__code__
+        self.active = (*self.active, code)
         for name, value in _defaults(function):
             if isinstance(value, _CONTAINERS):  # a sentinel object default (dataclasses') is no state
                 self.locals[name] = Taint(name, value, default=True)
         first = code.co_varnames[0] if code.co_argcount and kind != "static" else None
         if first is not None:  # self (or cls), also as a closure's free variable of the same name
             self.locals[first] = Taint(self.world.__name__, self.world) if kind == "class" else _SELF
+        self.locals.update(bound or {})
         for _ in range(3):  # aliases found late in the code apply early in it (a loop's body)
             before = (dict(self.locals), dict(self.selfs))
             for nested in _codes(code):
@@ -186,7 +213,7 @@ class _Method:
             if before == (self.locals, self.selfs):
                 break
 
-    def _changed(self, taint: Taint | _Marker | _Bound | None, what: str = "") -> None:
+    def _changed(self, taint: Taint | _Marker | _Bound | _Own | None, what: str = "") -> None:
         if isinstance(taint, Taint):
             self.changes.setdefault(taint.label + what, taint.default)
 
@@ -205,6 +232,9 @@ class _Method:
                 target = _moved(stack, _net(ins, jump=True))
                 if isinstance(ins.argval, int) and ins.argval > ins.offset:
                     saved[ins.argval] = _merged(saved[ins.argval], target) if ins.argval in saved else target
+            if ins.opname == "KW_NAMES" and ins.arg is not None:
+                names = code.co_consts[ins.arg]
+                self.keywords = tuple(names) if isinstance(names, tuple) else ()
             self._step(ins, stack)
             if ins.opname in _ENDS:
                 reachable = False
@@ -212,7 +242,7 @@ class _Method:
     def _step(self, ins: dis.Instruction, stack: Stack) -> None:
         op, arg = ins.opname, ins.argval
 
-        def pop() -> Taint | _Marker | _Bound | None:
+        def pop() -> Taint | _Marker | _Bound | _Own | None:
             return stack.pop() if stack else None
 
         if op in ("LOAD_GLOBAL", "LOAD_NAME"):
@@ -246,7 +276,9 @@ class _Method:
             owner = pop()
             if isinstance(owner, Taint) and str(arg) in MUTATORS:
                 self._changed(owner)
-            stack.extend([None, _Bound(owner, str(arg)) if isinstance(owner, Taint) else None])
+            stack.extend(
+                [None, _Bound(owner, str(arg)) if isinstance(owner, Taint) else self._own(owner, arg)]
+            )
         elif op == "IMPORT_NAME":  # a module is one object for the process, whoever imports it
             del stack[len(stack) - min(len(stack), 2) :]
             stack.append(held(str(arg), sys.modules.get(str(arg), _UNKNOWN)))
@@ -288,16 +320,22 @@ class _Method:
         elif op == "SWAP":
             if len(stack) >= int(arg):
                 stack[-1], stack[-int(arg)] = stack[-int(arg)], stack[-1]
+        elif op == "KW_NAMES":  # its names are a constant of the code (_play reads them)
+            pass
         elif op == "CALL":
             args = [pop() for _ in range(int(arg))]
             callable_ = pop()
             pop()  # the NULL or the method's owner
+            keywords, self.keywords = self.keywords, ()
+            given = args[::-1]  # in the order written: positional ones, then the keywords'
+            cut = max(0, len(given) - len(keywords))
+            self._follow(callable_, given[:cut], dict(zip(keywords, given[cut:], strict=False)))
             if callable_ is _SETS and args:  # setattr(m, "x", v): m changed, as by m.x = v
                 self._changed(args[-1])
             if isinstance(callable_, _Marker) and callable_.name in UNREAD:
                 self.changes.setdefault(callable_.name, False)
             stack.append(self._result(callable_, args))
-        elif op in ("PRECALL", "KW_NAMES", "RESUME", "NOP", "EXTENDED_ARG", "CACHE"):
+        elif op in ("PRECALL", "RESUME", "NOP", "EXTENDED_ARG", "CACHE"):
             pass
         else:
             net = _net(ins)
@@ -306,6 +344,47 @@ class _Method:
                 stack.append(None)
             else:
                 stack[:] = _moved(stack, net)
+
+    def _own(self, owner: Any, name: Any) -> _Own | None:
+        """A method of the world loaded off self (`self._remember(…)`), to be followed when called."""
+        if owner is not _SELF:
+            return None
+        method = inspect.getattr_static(self.world, str(name), None)
+        function = method.__func__ if isinstance(method, classmethod | staticmethod) else method
+        if not inspect.isfunction(function) or function.__module__ != self.world.__module__:
+            return None
+        return _Own(function, "static" if isinstance(method, staticmethod) else "")
+
+    def _follow(self, callable_: Any, positional: Stack, keywords: dict[str, Any]) -> None:
+        """Play a call of a function of the world's module (a module-level helper, a method on self) with
+        the caller's values bound to its parameters: `_push(SEEN, a)` changes SEEN as `SEEN.append(a)`
+        would, and a helper's own `global COUNT; COUNT += 1` is the caller's change."""
+        if isinstance(callable_, Taint) and inspect.isfunction(callable_.value):
+            callee = _Own(callable_.value, "static")
+        elif isinstance(callable_, _Own):
+            callee = callable_
+        else:
+            return
+        function = callee.function
+        if function.__module__ != self.world.__module__ or len(self.active) >= FOLLOWED_DEPTH:
+            return
+        if function.__code__ in self.active:
+            return
+        params = function.__code__.co_varnames[: function.__code__.co_argcount]
+        params = params[1:] if callee.kind == "" else params  # self is bound by play
+        given = {**dict(zip(params, positional, strict=False)), **keywords}
+        bound = {name: value for name, value in given.items() if value is not None}
+        # Played once per binding (the caller's loop plays its code up to 3 times).
+        key = (
+            function.__code__,
+            tuple((n, v.label if isinstance(v, Taint) else id(v)) for n, v in bound.items()),
+        )
+        if key not in self.followed:
+            followed = _Method(self.world, function.__globals__, self.selfs, self.active, self.followed)
+            followed.play(function, callee.kind, bound)
+            self.followed[key] = dict(followed.changes)
+        for label, default in self.followed[key].items():
+            self.changes.setdefault(label, default)
 
     def _result(self, callable_: Any, args: Stack) -> Taint | None:
         """What a call returns of the state it reaches (args in reverse: the first is last)."""
@@ -381,7 +460,7 @@ def world_changes(world: type) -> list[Change]:
     for _ in range(2):  # an attribute of self set in one method (__init__) read in another
         found = []
         for method_name, function, kind in methods:
-            played = _Method(world, function.__globals__, selfs)
+            played = _Method(world, function.__globals__, selfs, followed={})
             played.play(function, kind)
             found += [Change(method_name, label, default) for label, default in played.changes.items()]
     return found
