@@ -18,7 +18,14 @@ import os
 
 import pytest
 
-from t3rl_core.sandbox.child.mounts import PROC_COVERED, PROC_KEPT, PROC_SYS_COVERED
+from t3rl_core.sandbox.child.mounts import (
+    PROC_COVERED,
+    PROC_KEPT,
+    PROC_SYS_COVERED,
+    SYS_COVERED_DIRS,
+    SYS_COVERED_FILES,
+    SYS_TOPOLOGY,
+)
 from t3rl_core.sandbox.config import LocalSandboxConfig
 from t3rl_core.sandbox.local import LocalSandbox
 
@@ -98,3 +105,64 @@ def test_every_kept_entry_says_why_and_none_of_wave_eights_is_kept() -> None:
     assert all(why.strip() for why in PROC_KEPT.values())
     assert not {path.split("/")[2] for path in PROC_COVERED} & set(PROC_KEPT) - {"sys"}
     assert all(path.startswith("/proc/sys/") for path in PROC_SYS_COVERED)
+
+
+# Every file of the CPU and NUMA topology a cell reads, with its length as the cell reads it, and the
+# entries of each covered directory.
+SYS_CELL = """
+import json, os
+files, dirs = {}, {}
+for tree in %r:
+    for directory, subdirectories, names in os.walk(tree):
+        for name in subdirectories:
+            if name in %r:
+                dirs[f"{directory}/{name}"] = len(os.listdir(f"{directory}/{name}"))
+        for name in names:
+            try:
+                with open(f"{directory}/{name}", "rb") as f:
+                    files[f"{directory}/{name}"] = len(f.read(4096))
+            except OSError:
+                files[f"{directory}/{name}"] = -1
+print(json.dumps([files, dirs]))
+"""
+
+
+@pytest.fixture(scope="module")
+def topology() -> tuple[dict[str, int], dict[str, int]]:
+    async def run() -> tuple[dict[str, int], dict[str, int]]:
+        sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=30, max_concurrency=1))
+        try:
+            result = await sandbox.run(SYS_CELL % (SYS_TOPOLOGY, sorted(SYS_COVERED_DIRS)))
+        finally:
+            await sandbox.aclose()
+        assert result.ok, (result.error, result.stderr)
+        files, dirs = json.loads(result.stdout)
+        return files, dirs
+
+    return asyncio.run(run())
+
+
+def _host_has(name: str) -> bool:
+    return any(name in files + dirs for tree in SYS_TOPOLOGY for _, dirs, files in os.walk(tree))
+
+
+@ROOT
+def test_the_topologys_activity_counters_and_vulnerabilities_are_covered(
+    topology: tuple[dict[str, int], dict[str, int]],
+) -> None:
+    """A node's `vmstat` and `numastat`, each idle state's `usage` and `time`, the CPU's vulnerabilities:
+    read by a cell before (the host had them here), empty now."""
+    files, dirs = topology
+    assert _host_has("vmstat") or _host_has("vulnerabilities"), "this host's /sys has none of them"
+    shown = {
+        path: size for path, size in files.items() if path.rsplit("/", 1)[1] in SYS_COVERED_FILES and size > 0
+    }
+    assert not shown, shown
+    assert all(entries == 0 for entries in dirs.values()), dirs
+
+
+@ROOT
+def test_the_topology_itself_still_reads(topology: tuple[dict[str, int], dict[str, int]]) -> None:
+    files, _ = topology
+    assert files.get("/sys/devices/system/cpu/online", -1) > 0
+    assert any(path.endswith("/topology/core_id") and size > 0 for path, size in files.items()), files

@@ -267,6 +267,38 @@ PROC_SYS_COVERED = (
 )
 
 
+# What a cell may read of /sys is the CPU and NUMA topology (`zygote.SYSTEM_READABLE`: what OpenBLAS, hwloc
+# and `os.cpu_count` size themselves by: `online`, `cpu*/topology`, `cpu*/cache`, `node*/cpulist`). Its
+# files that count the host's activity rather than describe its hardware are covered in the zygote's
+# root, by their names: a node's page and NUMA-allocation counters (`vmstat`, `numastat`: the same as
+# /proc/vmstat's, per node) and each CPU's idle states' entries and residency (`usage`, `time`, `above`,
+# `below`, `rejected`: how busy the trainer and the other cells keep each core); and the directory of the
+# CPU's vulnerabilities and their mitigations (`vulnerabilities`: the host's security posture, a guide to
+# attacking it), covered by an empty read-only tmpfs.
+SYS_TOPOLOGY = ("/sys/devices/system/cpu", "/sys/devices/system/node")
+SYS_COVERED_FILES = frozenset({"vmstat", "numastat", "usage", "time", "above", "below", "rejected"})
+SYS_COVERED_DIRS = frozenset({"vulnerabilities"})
+
+
+def cover_sys_counters() -> None:
+    """Cover `SYS_COVERED_FILES` and `SYS_COVERED_DIRS` below `SYS_TOPOLOGY` (call in the zygote's new
+    root, before it is made read-only)."""
+    for tree in SYS_TOPOLOGY:
+        for directory, subdirectories, files in os.walk(tree):
+            for name in [d for d in subdirectories if d in SYS_COVERED_DIRS]:
+                mount(
+                    "tmpfs",
+                    f"{directory}/{name}",
+                    MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                    "tmpfs",
+                    "size=4k,mode=0555",
+                )
+                subdirectories.remove(name)
+            for name in files:
+                if name in SYS_COVERED_FILES:
+                    mount(os.devnull, f"{directory}/{name}", MS_BIND)
+
+
 def mount_proc() -> None:
     """A /proc showing only the cell's PID namespace (call as its PID 1): of its top level only
     `PROC_KEPT` and the processes' directories, less `PROC_SYS_COVERED`."""

@@ -45,7 +45,7 @@ from .libc import (
 SYSTEM_READABLE = (
     *("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"),
     *mounts.ETC_SHOWN,
-    *("/sys/devices/system/cpu", "/sys/devices/system/node"),
+    *mounts.SYS_TOPOLOGY,
     *("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"),
 )
 
@@ -94,6 +94,7 @@ def _enter_namespaces(spec: dict, readable: list[str]) -> list[str] | None:
     etc = mounts.EtcView(shown=[*mounts.ETC_SHOWN, *spec["readable_paths"]], uid=spec["uid"], gid=spec["gid"])
     under_tmp = mounts.prepare_zygote_root(spec["private_dirs"], spec["hidden"], kept, etc, closed=as_root)
     root.pivot_to([*readable, mounts.ETC, *PROC_AND_PRIVATE])
+    mounts.cover_sys_counters()
     mounts.remount_read_only()
     _list_import_paths()
     return under_tmp
