@@ -143,11 +143,12 @@ class Factory(EnvFactory):
 """
 
 
-def _said(declared: tuple[str, ...]) -> list[str]:
-    name = f"hunt6_world_{len(declared)}"
+def _said(declared: tuple[str, ...], source: str = WORLD_MODULE, prefix: str = "hunt6_world") -> list[str]:
+    """What pre-flight says of the module `source` (its `Leaky` world declaring `declared`)."""
+    name = f"{prefix}_{len(declared)}"
     module = types.ModuleType(name)
     sys.modules[name] = module
-    exec(compile(WORLD_MODULE.format(declared=declared), f"{name}.py", "exec"), module.__dict__)
+    exec(compile(source.format(declared=declared), f"{name}.py", "exec"), module.__dict__)
     assert issubclass(module.Leaky, Env)
     used = UsedPlugin(key="env", kind="env", name=f"{name}:Factory", target=f"{name}:Factory")
     factory = object.__new__(module.Factory)

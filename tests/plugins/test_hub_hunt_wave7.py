@@ -17,15 +17,13 @@ from typing import Any
 
 import pytest
 
-from launch.checks.rules import components
 from launch.checks.rules.module_state import ITEM_READERS, UNREAD, Change, world_changes
 from launch.cli.shadowed import shadows
 from t3rl_core.engines.base import Generation
-from t3rl_core.envs.base import Env
 from t3rl_core.eval.runner import _success
-from t3rl_core.plugins import UsedPlugin
 from t3rl_core.rollout.verdict_fields import VERDICT_FIELDS
 from tests.plugins import test_hub_hunt_wave3 as wave3
+from tests.plugins import test_hub_hunt_wave6 as wave6
 from tests.plugins.test_hub_hunt_wave6 import HEAD
 from tests.rollout.fakes import FixedEngine
 from tests.support.plugin_example import EXAMPLE, EXAMPLE_CONF
@@ -191,14 +189,7 @@ class Factory(EnvFactory):
 
 
 def _said(declared: tuple[str, ...]) -> list[str]:
-    name = f"hunt7_world_{len(declared)}"
-    module = types.ModuleType(name)
-    sys.modules[name] = module
-    exec(compile(WORLD_MODULE.format(declared=declared), f"{name}.py", "exec"), module.__dict__)
-    assert issubclass(module.Leaky, Env)
-    used = UsedPlugin(key="env", kind="env", name=f"{name}:Factory", target=f"{name}:Factory")
-    factory = object.__new__(module.Factory)
-    return [f"{p.message} | {p.fix}" for p in components._module_state_shared(used, factory)]
+    return wave6._said(declared, WORLD_MODULE, prefix="hunt7_world")
 
 
 def test_pre_flight_names_the_held_object_and_refuses_code_it_cannot_read() -> None:
