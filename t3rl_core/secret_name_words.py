@@ -87,19 +87,24 @@ def _vocabulary() -> re.Pattern[str]:
     return re.compile("|".join(_spellings(list(OTHER_LANGUAGES))))
 
 
-# The signs after which `_signed_words` reads a word: `=` (also of `=>`, `:=`) and `:`.
+# The signs after which `_signed_words` reads a word: `=` (also of `=>`, `:=`) and `:`; an ASCII text's
+# bytes are read with each sign as the first and every letter in lower case (`_SIGNED_BYTES`, one
+# `bytes.translate`), so one pattern beginning with the one sign finds them all.
 _SIGNS = ("=", ":")
+_SIGNED_BYTES = bytes(
+    ord(_SIGNS[1]) if chr(i) in _SIGNS else ord(chr(i).lower()) if i < 128 else i for i in range(256)
+)
 
 
 @cache
-def _signed_words() -> tuple[re.Pattern[str], ...]:
+def _signed_words() -> re.Pattern[bytes]:
     """The ASCII words of `OTHER_LANGUAGES` before a sign of `_SIGNS`, a closing quote (JSON-escaped too)
-    or a subscript's `]` between, matched in the lower-cased text reversed: one pattern a sign, each
-    beginning with it (a literal: `re` finds it as `str.find` does; a class of signs first cost ten times
-    as much, tried at every character), the words as a tree of their shared beginnings (`_tree`: an
-    eval record's ~170 colons each try a few branches, not each word). Group 1: the word, reversed."""
+    or a subscript's `]` between, matched in the text's bytes as `_SIGNED_BYTES` reads them, reversed: the
+    sign first (a literal: `re` finds it as `str.find` does; a class of signs first cost ten times as
+    much, tried at every character), the words as a tree of their shared beginnings (`_tree`: an eval
+    record's ~170 colons each try a few branches, not each word). Group 1: the word, reversed."""
     words = _tree([word[::-1] for word in OTHER_LANGUAGES if word.isascii()])
-    return tuple(re.compile(rf"{re.escape(sign)}[ \t]*\]?(?:['\"]\\*)?[ \t]*({words})") for sign in _SIGNS)
+    return re.compile(rf"{re.escape(_SIGNS[1])}[ \t]*\]?(?:['\"]\\*)?[ \t]*({words})".encode())
 
 
 def _tree(words: list[str]) -> str:
@@ -135,12 +140,8 @@ def names_in_english(text: str, names_only: bool = False) -> tuple[str, list[int
             lower = text
         spans = [m.span() for m in _vocabulary().finditer(lower)]
     else:
-        size, backwards = len(text), text.lower()[::-1]
-        spans = sorted(
-            (size - m.end(1), size - m.start(1))
-            for pattern in _signed_words()
-            for m in pattern.finditer(backwards)
-        )
+        size, backwards = len(text), text.encode("ascii").translate(_SIGNED_BYTES)[::-1]
+        spans = sorted((size - m.end(1), size - m.start(1)) for m in _signed_words().finditer(backwards))
     found = [(start, end) for start, end in spans if _whole_word(text, start, end)]
     if not found:
         return (text, list(range(len(text) + 1))) if changed else None

@@ -281,8 +281,20 @@ _NEXT_LINE = r"(?:\\\r?\n\s*|[|>][+-]?[ \t]*\r?\n\s*)?"
 # was masked before.
 _PERCENT = r"%(?:25)*"
 _ENCODED_SIGN = rf"{_PERCENT}(?:3[DdAa]|20)"
-_SIGN = rf"(?:=>|[:?+]=|[:=]|{_PERCENT}3[DdAa](?:{_PERCENT}20)*)"
-_ASSIGNED = rf"{_NAME_END}{_QUOTE}\]?\s*{_SIGN}\s*{_NEXT_LINE}(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
+# Wave ten: R's `<-` and `<<-`, the or-assignments of Ruby and JavaScript (`||=`, `??=`).
+_SIGN = rf"(?:=>|[:?+]=|\|\|=|\?\?=|<<?-|[:=]|{_PERCENT}3[DdAa](?:{_PERCENT}20)*)"
+# What a typed language writes between a credential's name and its `=` (wave ten): a type annotation
+# (Python's `password: str = V`, `api_key: Optional[str] = V`, TypeScript's `: string`, Rust's `: &str`,
+# Kotlin's and Scala's `: String`, Swift's `String?`), or Go's type after a space (`var password string =
+# V`). `_value_may_follow` skips it where a plain `=` follows within `_ANNOTATION_REACH` characters.
+_ANNOTATION = (
+    r"(?:[ \t]*:[ \t]*&?[A-Za-z_][\w.]*(?:\[[\w., \[\]|]{0,40}\])?[?!]?|[ \t]+(?:string|str|String|&str))"
+    r"(?=[ \t]*=[^=>])"
+)
+_ANNOTATION_REACH = 64
+_ASSIGNED = (
+    rf"{_NAME_END}{_QUOTE}\]?(?:{_ANNOTATION})?\s*{_SIGN}\s*{_NEXT_LINE}(?:choice\(|[\[(])?{_QUOTE}{_VALUE}"
+)
 # A name's next value: a list's or a sweep's (`V1,V2`), or what a change sets it to (`"V1" -> "V2"`:
 # terraform's plan, a diff's summary).
 _NEXT_ITEM = (
@@ -311,7 +323,7 @@ _LONGEST_SUFFIX = max(map(len, _SUFFIXES))
 # What may stand between a name and its value: `_SIGN`'s characters (`>` of `=>` and `?` of `?=` too: without
 # them the patterns were tried on `'password' => 'V'` only once something else had compiled them; `+` is a
 # value's character), quotes, a list's opening.
-_BEFORE_VALUE = frozenset("\\'\":=>?,[(]")
+_BEFORE_VALUE = frozenset("\\'\":=>?,[(]<-|")
 _VALUE_RUN = "[A-Za-z0-9._~+/=\u0130\u0131\u017f\u212a-]*"
 _FLAG_VALUE = rf"{_NAME_END}(?:[ \t]*\\\r?\n\s*|\s+|{_QUOTE}\s*,\s*){_QUOTE}{_VALUE}"
 # What may not stand before the name's word: more of a name that is another word (`monkey`, `design`).
@@ -848,7 +860,7 @@ def _value_after(text: str, lower: str, at: int, word: str) -> list[tuple[int, i
 # it holds between them (JSON's `\u00e4` or `\"`, a space, `&`: `"password": "Tr0ub4dor&3"`), where
 # `_VALUE` stopped at the first character outside its set and kept the rest, or all of it.
 _QUOTED_VALUE = (
-    rf"(?i){_NAME_END}['\"]?\]?\s*{_SIGN}\s*"
+    rf"(?i){_NAME_END}['\"]?\]?(?:{_ANNOTATION})?\s*{_SIGN}\s*"
     r"""(?:"((?:[^"\\\n]|\\.){1,256})"|'((?:[^'\\\n]|\\.|''){1,256})')"""  # YAML doubles a `'`
 )
 _PLAIN_VALUE = r"[A-Za-z0-9._~+/=-]+"
@@ -902,6 +914,10 @@ def _value_may_follow(text: str, at: int) -> bool:
         )
     for end in (at, *suffixed):
         end = _NUMBER_AFTER.match(text, end).end()  # type: ignore[union-attr]  # `?` always matches
+        if text.find("=", end, end + _ANNOTATION_REACH) >= 0 and (
+            typed := re.compile(_ANNOTATION).match(text, end)
+        ):
+            end = typed.end()
         while end < len(text) and (text[end] in _BEFORE_VALUE or text[end].isspace()):
             end += 1
             if text.startswith("(", end + 6) and text[end : end + 6].isalpha():  # `choice(`, in any case

@@ -201,3 +201,29 @@ def test_a_keys_passphrase_and_an_ldap_bind_are_masked_and_refused(text: str) ->
 def test_a_bind_without_a_literal_stays() -> None:
     for text in ("l.simple_bind_s(who, cred)", "socket.bind(('0.0.0.0', 8080))", "ssh-keygen -N '' -f key"):
         assert mask_text(text) == text
+
+
+# ------------------------------------------------------------ kind 6: a typed declaration, another sign
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f'password: str = "{V}"', f'    api_key: Optional[str] = "{V}"', f'const password: string = "{V}";',
+     f'var password string = "{V}"', f'let password: &str = "{V}";', f'val password: String = "{V}"',
+     f'DB_PASSWORD: Final = "{V}"', f'password <- "{V}"', f'password <<- "{V}"', f'password ||= "{V}"',
+     f'password ??= "{V}"', json.dumps({"cell": f'token: str = "{V}"'})],
+)  # fmt: skip
+def test_a_value_given_through_a_type_or_another_languages_sign_is_masked_and_refused(text: str) -> None:
+    """`secret_shapes._ANNOTATION` and `_SIGN`, read by `_ASSIGNED` and `_QUOTED_VALUE`."""
+    assert _masked(text), mask_text(text)
+    assert V in "".join(credentials_in(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["password: str = Field(default=None)", "max_tokens: int = 4096", 'password: str = "short"',
+     "token: Optional[str] = None", 'pad_token: str = "<|endoftext|>"', "if password == other:",
+     "password - see section 12ab34cd", "eos_token: str = tokenizer.eos_token"],
+)  # fmt: skip
+def test_a_typed_declaration_without_a_literal_stays(text: str) -> None:
+    assert mask_text(text) == text
