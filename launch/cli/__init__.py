@@ -90,6 +90,8 @@ def is_plain(args: list[str]) -> bool:
         and not completing
         # other text goes through the app, which refuses a character pasted for plain text
         and all(arg.isascii() and arg.isprintable() for arg in args)
+        # a word that is no override (`help`, another command) is read with the app's commands named
+        and all("=" in arg or arg.startswith("~") for arg in args[1:])
     )
 
 

@@ -7,8 +7,15 @@ from __future__ import annotations
 
 import typer
 
-from launch.cli.lazy import LazyGroup
-from launch.config.command_line import COMMAND_OPTIONS, COMMANDS_WITH, HELP_OPTIONS, ROOT_OPTIONS
+from launch.cli.lazy import SUBCOMMANDS, LazyGroup
+from launch.config.command_line import (
+    COMMAND_OPTIONS,
+    COMMANDS,
+    COMMANDS_WITH,
+    HELP_OPTIONS,
+    ROOT_OPTIONS,
+    RUNNING,
+)
 
 app = typer.Typer(
     name="t3rl",
@@ -69,6 +76,8 @@ def _options(
     params = command.params if command is not None else []
     COMMAND_OPTIONS.set(tuple(o for param in params for o in param.opts if o.startswith("-")))
     ROOT_OPTIONS.set(tuple(o for param in ctx.command.params for o in param.opts if o.startswith("-")))
+    COMMANDS.set({name: command.overrides for name, command in SUBCOMMANDS.items()})
+    RUNNING.set(ctx.invoked_subcommand or "")
     COMMANDS_WITH.set(lambda option: _commands_with(ctx, option))
 
 

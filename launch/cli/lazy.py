@@ -28,6 +28,9 @@ class Subcommand:
     module: str
     # The first paragraph of its help, line breaks kept (what `t3rl --help` shows next to its name).
     help: str
+    # Whether it composes a config from overrides alone (`t3rl plan OVERRIDES…`): a line of another such
+    # command's overrides runs as typed with it.
+    overrides: bool = False
 
 
 # Typer's completion options, by their parameter names, with the help of the SHELL they take
@@ -45,17 +48,22 @@ SUBCOMMANDS = {
     "run": Subcommand(
         "launch.cli.run",
         "Run the staged pipeline of an experiment (resumable: finished, unchanged stages are skipped).",
+        overrides=True,
     ),
     "plan": Subcommand(
         "launch.cli.run",
         "Show every stage and its exact commands, and write them to a plan dir with plan.sh; run nothing.",
+        overrides=True,
     ),
     "validate": Subcommand(
         "launch.cli.inspect",
         "Check a config (schema, topology, batch sizes, parsers, checkpoint, stages); exit 2 on errors.",
+        overrides=True,
     ),
     "show": Subcommand(
-        "launch.cli.inspect", "Print the resolved config, or with --explain where each value came from."
+        "launch.cli.inspect",
+        "Print the resolved config, or with --explain where each value came from.",
+        overrides=True,
     ),
     "ls": Subcommand(
         "launch.cli.inspect",
@@ -64,6 +72,7 @@ SUBCOMMANDS = {
     "eval": Subcommand(
         "launch.cli.runtime",
         "Evaluate a model (or the scripted reference policy) on a prepared split, here and now.",
+        overrides=True,
     ),
     "score": Subcommand(
         "launch.cli.score",

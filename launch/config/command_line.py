@@ -5,8 +5,9 @@ its own, so that setting them costs a command nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
+from types import MappingProxyType
 
 COMMAND_OPTIONS: ContextVar[tuple[str, ...]] = ContextVar("command_options", default=())
 # The other commands that have an option (`--only`: run, plan), for one typed to a command without it
@@ -19,3 +20,10 @@ ROOT_OPTIONS: ContextVar[tuple[str, ...]] = ContextVar("root_options", default=(
 # `--Help`) only when nearer to it than difflib's usual 0.6, which a short key's flag reaches too (`--lr`).
 HELP_OPTIONS = ("-h", "--help")
 HELP_NEAR = 0.75
+# `t3rl`'s commands (each with whether it composes a config from overrides alone: launch.cli.lazy's
+# Subcommand.overrides), the one being run, and the word for help: typed among a command's overrides
+# (`t3rl validate … help`, `… plan`), one is that command or its help, not a value the shell split off the
+# override before it. The CLI sets the first two.
+COMMANDS: ContextVar[Mapping[str, bool]] = ContextVar("commands", default=MappingProxyType({}))
+RUNNING: ContextVar[str] = ContextVar("running", default="")
+HELP_WORDS = ("help",)

@@ -20,7 +20,16 @@ from typing import Any
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
-from launch.config.command_line import COMMAND_OPTIONS, COMMANDS_WITH, HELP_NEAR, HELP_OPTIONS, ROOT_OPTIONS
+from launch.config.command_line import (
+    COMMAND_OPTIONS,
+    COMMANDS,
+    COMMANDS_WITH,
+    HELP_NEAR,
+    HELP_OPTIONS,
+    HELP_WORDS,
+    ROOT_OPTIONS,
+    RUNNING,
+)
 from launch.config.errors import AS_TYPED, QUOTED_ONLY, Problem, did_you_mean
 from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
@@ -211,9 +220,10 @@ class _Reader:
         for j, item in enumerate(items):
             if not _bare(item) or item.startswith("-") or _unbalanced(item) or _is_record_dir(item):
                 break
-            if item in OPTIONAL_GROUPS or item in _top_level(self.keys):
-                # a section's or group's name alone (`t3rl show … model`): a word of its own, answered as
-                # one, not the rest of the value before it (`+experiment='quickstart model'`)
+            if item in OPTIONAL_GROUPS or item in _top_level(self.keys) or _command_word(item):
+                # a section's or group's name alone (`t3rl show … model`), a command's word (`… help`,
+                # `… plan`): a word of its own, answered as one, not the rest of the value before it
+                # (`+experiment='quickstart model'`)
                 break
             alone = self._no_equals(item, items[j + 1 :])
             if alone is not None and alone.fixed:
@@ -276,13 +286,30 @@ class _Reader:
             group = choice.split("=", 1)[0].lstrip("+")
             return _Reading(1, group, f"'{word}' is an option of config group '{group}'", (choice,))
         message = f"'{word}' is not an override: it has no '='"
-        if word in OPTIONAL_GROUPS or word in _top_level(self.keys):
+        section = word in OPTIONAL_GROUPS or word in _top_level(self.keys)
+        if _command_word(word) and not section:
+            return self._command_named(word)
+        if section:
             # a section's name alone: to set it, or (`t3rl show … model`) to see it
             dirs = [f"--config-dir {shell_word(d)}" for d in self.lookup.config_dirs]
             others = [shell_word(o) for o in self.items if o != word]
             shown = " ".join(["t3rl show", *dirs, *others, "--explain", word])
             return _Reading(1, word, message, (), f"give it a value: {word}=<value>; or, to see it: {shown}")
         return _Reading(1, word, message, (), f"give it a value: {word}=<value>")
+
+    def _command_named(self, word: str) -> _Reading:
+        """`t3rl validate … help`: that command's help; `t3rl validate … plan`: the line as that command."""
+        running = RUNNING.get() or "validate"
+        if word in HELP_WORDS:
+            message = f"'{word}' is not an override: a command's help is its --help"
+            return _Reading(1, word, message, (), f"t3rl {running} --help")
+        message = f"'{word}' is a command of t3rl, not an override: a line runs one command, named first"
+        if not COMMANDS.get().get(word):  # `… runs`: a command of its own, which takes no overrides
+            return _Reading(1, word, message, (), f"drop '{word}' here; its own line: t3rl {word} --help")
+        dirs = [f"--config-dir {shell_word(d)}" for d in self.lookup.config_dirs]
+        others = [shell_word(o) for o in self.items if o != word]
+        line = " ".join(["t3rl", word, *dirs, *others])
+        return _Reading(1, word, message, (), f"{line} (or without '{word}': t3rl {running} …)")
 
     def _unclosed(self, i: int) -> _Reading:
         """A list, dict or quote left open: closed by the arguments after it (the shell split it at
@@ -386,6 +413,11 @@ def _commands_with(flag: str) -> list[str]:
     """The other t3rl commands that have the option `flag` (none outside the CLI)."""
     listing = COMMANDS_WITH.get()
     return listing(flag) if listing is not None and flag.startswith("--") else []
+
+
+def _command_word(word: str) -> bool:
+    """Whether `word` is a command of t3rl's or the word for help (never an override: it has no '=')."""
+    return word in HELP_WORDS or word in COMMANDS.get()
 
 
 def _closest_option(flag: str) -> str | None:

@@ -14,6 +14,7 @@ from typer._completion_shared import get_completion_script
 
 from launch.checks.model_options import model_options
 from launch.cli import completion_shells, is_plain
+from launch.cli.lazy import SUBCOMMANDS
 from launch.cli.pasted_characters import DASH, NOTHING, PASTED, SPACE, pasted_refusal
 from launch.config.search_path import first_comment
 from tests.docs.test_docs_commands_shown import SHOWN, Shown, _checkable
@@ -125,18 +126,24 @@ def test_install_completion_installs_the_shell_named_or_refuses_the_one_it_runs_
 # --- t3rl's own options typed to an override command --------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["run", "plan", "validate"])
-@pytest.mark.parametrize("typed", ["--hlep", "--Help", "--hepl"])
+@pytest.mark.parametrize(
+    ("command", "typed"), [("run", "--hlep"), ("plan", "--Help"), ("validate", "--hepl")]
+)
 def test_the_help_option_misspelt_is_named(command: str, typed: str) -> None:
     """Was: `write it as an override without dashes` (an override named `hlep`)."""
     result = invoke([command, "+experiment=quickstart", typed])
     assert result.exit_code == 2 and "did you mean the option --help?" in fix_of(result.output), result.output
-    kept = invoke(["validate", "+experiment=quickstart", "--lr", "3"])  # a short key's flag is no help
-    assert "--help" not in fix_of(kept.output), kept.output
 
 
-@pytest.mark.parametrize("command", ["run", "plan", "validate"])
-@pytest.mark.parametrize("option", ["--version", "-V"])
+def test_a_short_keys_flag_is_no_misspelt_help() -> None:
+    """`--lr` is as near to `--help` as difflib's usual 0.6: the help's own nearness (HELP_NEAR) is higher."""
+    kept = invoke(["validate", "+experiment=quickstart", "--lr", "3"])
+    assert kept.exit_code == 2 and "--help" not in fix_of(kept.output), kept.output
+
+
+@pytest.mark.parametrize(
+    ("command", "option"), [("run", "--version"), ("plan", "-V"), ("validate", "--version")]
+)
 def test_an_option_of_t3rl_itself_after_a_command_is_moved_before_it(command: str, option: str) -> None:
     """Was: `'--version' is not an option of this command: … write it as an override without dashes`."""
     result = invoke([command, option, "+experiment=quickstart"])
@@ -276,13 +283,13 @@ for _option in model_options().values():
 @pytest.mark.parametrize(("hub_id", "options"), sorted(HUB_IDS.items()), ids=sorted(HUB_IDS))
 def test_a_model_given_by_its_hub_id_is_the_option_declaring_it(hub_id: str, options: set[str]) -> None:
     """Was: `unknown option 'Qwen3-8B' for config group 'model/Qwen'`, set in config.yaml, `fix: did you mean
-    model/Qwen=qwen3_8b?` (which does not compose). Every hub id the model options declare, typed as is and
-    in small letters: the fix is an option declaring it."""
-    for typed in (hub_id, hub_id.lower()):
-        result = invoke(["validate", "+experiment=quickstart", f"model={typed}"])
-        assert result.exit_code == 2 and "is a Hugging Face hub id" in result.output, result.output
-        assert f"set in: override `model={typed}`" in result.output, result.output
-        assert fix_of(result.output).partition(" (")[0] in {f"model={o}" for o in options}, result.output
+    model/Qwen=qwen3_8b?` (which does not compose). Every hub id the model options declare (one typed in small
+    letters): the fix is an option declaring it."""
+    typed = hub_id.lower() if hub_id == min(HUB_IDS) else hub_id  # one in other letters than declared
+    result = invoke(["validate", "+experiment=quickstart", f"model={typed}"])
+    assert result.exit_code == 2 and "is a Hugging Face hub id" in result.output, result.output
+    assert f"set in: override `model={typed}`" in result.output, result.output
+    assert fix_of(result.output).partition(" (")[0] in {f"model={o}" for o in options}, result.output
 
 
 def test_a_hub_id_no_option_declares_is_named_with_those_declared_and_check_template_answers_as_typed() -> (
@@ -315,3 +322,37 @@ def test_several_keys_in_one_explain_are_given_one_each(typed: str) -> None:
     assert fixed == ["--explain", "model.name", "--explain", "seed"]
     shown = invoke(["show", "+experiment=quickstart", *fixed])
     assert shown.exit_code == 0 and "model.name" in shown.output and "seed" in shown.output
+
+
+# --- a command's word among the overrides ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["run", "plan", "validate", "show"])
+def test_help_typed_after_the_overrides_is_the_commands_help(command: str) -> None:
+    """Was: `the shell split \\`+experiment=quickstart help\\` at the space`, fix `"+experiment='quickstart
+    help'"` (an experiment named so). The plain path, which never builds the app, leaves such a line to it."""
+    argv = [command, "+experiment=quickstart", "help"]
+    assert not is_plain(argv)
+    result = invoke(argv)
+    assert result.exit_code == 2 and fix_of(result.output) == f"t3rl {command} --help", result.output
+    assert invoke([command, "--help"]).exit_code == 0
+
+
+@pytest.mark.parametrize("word", list(SUBCOMMANDS))
+def test_a_commands_word_among_the_overrides_is_that_command_or_its_section(word: str) -> None:
+    """Every command of t3rl typed after `t3rl validate`'s overrides: the line as that command when it takes
+    overrides (which validates), else dropped; a word that is also a config section (`eval`) is still
+    answered as the section (wave five's `t3rl show … model`)."""
+    result = invoke(["validate", "+experiment=quickstart", word])
+    assert result.exit_code == 2, result.output
+    fix = fix_of(result.output)
+    if "is a command of t3rl" not in result.output:
+        assert f"--explain {word}" in fix, result.output  # the section's answer
+        return
+    if not SUBCOMMANDS[word].overrides:
+        assert fix.startswith(f"drop '{word}' here"), result.output
+        return
+    line = shlex.split(fix.partition(" (")[0])
+    assert line == ["t3rl", word, "+experiment=quickstart"], result.output
+    checked = ["validate", *line[2:]] if word == "run" else line[1:]  # a run is not started here
+    assert invoke(checked).exit_code == 0
