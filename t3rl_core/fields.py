@@ -1082,3 +1082,11 @@ def refused_stops(stop: Iterable[object]) -> list[object]:
     """The stop strings SGLang cannot take (empty, or not text): its stop check finds "" in every text,
     so each call would end after its first token."""
     return [text for text in stop if not isinstance(text, str) or not text]
+
+
+def stop_problem(stop: object) -> str:
+    """Why `stop`, one of `refused_stops`, is no stop string: said of None or a number, "an empty stop
+    string" blamed a value that is none."""
+    if isinstance(stop, str):
+        return "SGLang finds an empty stop string in every text and ends each call after its first token"
+    return f"a stop string is text, and this is {type(stop).__name__}"

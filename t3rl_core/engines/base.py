@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from t3rl_core.counts import counted
-from t3rl_core.fields import SAMPLING_DOMAINS, refused_stops
+from t3rl_core.fields import SAMPLING_DOMAINS, refused_stops, stop_problem
 
 if TYPE_CHECKING:
     from t3rl_core.envs.base import Env
@@ -32,10 +32,7 @@ class SamplingParams:
     def __post_init__(self) -> None:
         refused = refused_stops(self.stop)
         if refused:
-            raise ValueError(
-                f"stop string {refused[0]!r}: SGLang finds an empty stop string in every text and ends each "
-                "call after its first token; drop it"
-            )
+            raise ValueError(f"stop string {refused[0]!r}: {stop_problem(refused[0])}; drop it")
         for name, (holds, domain) in SAMPLING_FIELDS.items():
             value = getattr(self, name)
             items = value if name in _EACH else (value,)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from t3rl_core.config import RuntimeConfig
 from t3rl_core.credit import turn_record
 from t3rl_core.engines.base import SamplingOutOfDomain, SamplingParams
-from t3rl_core.fields import refused_stops
+from t3rl_core.fields import refused_stops, stop_problem
 from t3rl_core.hooks.failures import (
     METADATA_KEY,
     StepBudget,
@@ -414,9 +414,8 @@ def to_sampling(params: Mapping[str, Any]) -> SamplingParams:
         empty = refused_stops(kwargs["stop"])
         if empty:
             raise ValueError(
-                f"slime's sampling_params stop (--rollout-stop) holds {empty[0]!r}: SGLang finds an empty "
-                "stop string in every text and ends each call after its first token; drop it from "
-                "--rollout-stop"
+                f"slime's sampling_params stop (--rollout-stop) holds {empty[0]!r}: "
+                f"{stop_problem(empty[0])}; drop it from --rollout-stop"
             )
     if params.get("stop_token_ids"):
         ids = params["stop_token_ids"]

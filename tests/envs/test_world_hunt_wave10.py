@@ -633,3 +633,13 @@ def test_offline_scoring_says_which_answers_were_not_graded(monkeypatch: pytest.
     graded = score_retool(FORMATTED + " and more", "391", id="b").to_json()
     assert "ungraded" not in graded["details"]
     assert _summary("retool", Path("x.jsonl"), [ungraded, graded], 0.0)["not_graded"] == 1
+
+
+@pytest.mark.parametrize("stop", [None, 3])
+def test_a_stop_that_is_no_text_is_not_called_empty(stop: Any) -> None:
+    """A stop of None or a number was refused as "an empty stop string", which it is not."""
+    with pytest.raises(ValueError, match="a stop string is text") as refused:
+        hooks.to_sampling({"stop": ["a", stop]})
+    assert "empty" not in str(refused.value)
+    with pytest.raises(ValueError, match="SGLang finds an empty stop string"):
+        hooks.to_sampling({"stop": [""]})
