@@ -23,6 +23,14 @@ from tests.support.cli_app import fix_of, invoke
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def _elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each case runs in an empty directory (those reading the checkout's relative paths go there): a
+    command that writes (a plan, a runs listing's cache) never writes into the checkout."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("T3RL_CACHE_DIR", str(tmp_path / "cache"))
+
+
 # --- characters pasted in for plain text -----------------------------------------------------------
 
 
@@ -354,5 +362,5 @@ def test_a_commands_word_among_the_overrides_is_that_command_or_its_section(word
         return
     line = shlex.split(fix.partition(" (")[0])
     assert line == ["t3rl", word, "+experiment=quickstart"], result.output
-    checked = ["validate", *line[2:]] if word == "run" else line[1:]  # a run is not started here
+    checked = ["validate", *line[2:]] if word in ("run", "plan") else line[1:]  # nothing run or written
     assert invoke(checked).exit_code == 0
