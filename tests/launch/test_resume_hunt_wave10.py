@@ -154,16 +154,16 @@ def test_a_store_counts_only_with_an_entry_below_it() -> None:
 _FAKE_RAY = """#!/usr/bin/env bash
 echo "$@" >> {dir}/ray.calls
 case $1 in
-  start) sleep 60 > /dev/null 2>&1 & echo $! >> {dir}/heads ;;
+  start) sleep 60 > /dev/null 2>&1 & echo $! >> {dir}/heads; exit {start_exit} ;;
   stop) for pid in $(cat {dir}/heads); do kill $pid 2> /dev/null; done ;;
 esac
 """
 
 
-def _ray_run(tmp_path: Path, name: str, body: str) -> object:
+def _ray_run(tmp_path: Path, name: str, body: str, start_exit: int = 0) -> object:
     """A one-stage run `name` whose stage needs a Ray head, with the fake `ray` of `tmp_path`."""
     fake = tmp_path / "ray"
-    fake.write_text(_FAKE_RAY.format(dir=tmp_path))
+    fake.write_text(_FAKE_RAY.format(dir=tmp_path, start_exit=start_exit))
     fake.chmod(0o755)
     run_dir = tmp_path / name
     run_dir.mkdir()
@@ -200,6 +200,16 @@ def test_a_run_reaches_its_own_head_and_stops_it_alone(
     finally:
         other.kill()
         other.wait()
+
+
+def test_a_head_whose_start_failed_is_stopped_with_what_it_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kinds, "visible_cuda_gpus", lambda: 1)
+    result = _ray_run(tmp_path, "a", "true", start_exit=1)
+    assert result.status == "failed"  # type: ignore[attr-defined]
+    left = int((tmp_path / "heads").read_text().split()[-1])
+    assert not alive(left)
 
 
 def test_a_resume_stops_the_head_a_killed_launcher_left_with_its_stage(tmp_path: Path) -> None:

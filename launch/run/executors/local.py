@@ -61,7 +61,6 @@ class LocalExecutor(Executor):
             # Ctrl-C, a resume's `stop_stale`), and never another run's head, as `ray stop` (every head
             # of the machine) stopped a run beside it on this machine.
             head_run = ctx.run_id or uuid.uuid4().hex
-            ray_up = False
             # The stage's processes (the Ray head's workers too) announce every secret they reveal here.
             sink = SecretSink()
             try:
@@ -72,7 +71,6 @@ class LocalExecutor(Executor):
                         return StageResult(
                             "failed", code, f"`ray start --head` failed (exit {code}); see {ctx.log_file}"
                         )
-                    ray_up = True
                 echo = LiveStageOutput(self.out, stage.name)
                 try:
                     command = ["bash", str(ctx.command_file)]
@@ -83,7 +81,7 @@ class LocalExecutor(Executor):
                     echo.close()
             finally:
                 try:
-                    if ray_up:
+                    if stage.needs_ray_head:  # a `ray start` that failed may have left some of it
                         self._stop_to_the_end(None, head_run)
                 finally:
                     sink.close()
