@@ -258,6 +258,19 @@ class Registry:
                 nearest,
             ) from exc
         except AttributeError as exc:
+            from t3rl_core.shadowed import namesake  # lazy: only for a name the module lacks
+
+            other = namesake(module)
+            if other is not None:  # the user's file of that name is not what Python loads for it
+                loaded = getattr(sys.modules.get(module.partition(".")[0]), "__file__", None)
+                raise PluginError(
+                    self.kind,
+                    name,
+                    f"{module} has no {path.partition(':')[2]}: Python loads '{module}' from {loaded}, "
+                    f"not from {other}, which has that name too",
+                    f"rename {other.name if other.name != '__init__.py' else other.parent.name} (e.g. "
+                    f"my_{module.partition('.')[0]}) and name it so: my_{path}",
+                ) from exc
             nearest = _nearest(path)
             raise PluginError(
                 self.kind,

@@ -250,7 +250,7 @@ def unexpected(error: BaseException) -> int:
     if isinstance(error, ModuleNotFoundError) and (error.name or "").partition(".")[0] not in OWN_PACKAGES:
         return _not_set_up(error.name or "?")
     what = (str(error).strip().splitlines() or [""])[0]
-    from launch.cli.shadowed import shadows  # lazy: only once a command failed
+    from t3rl_core.shadowed import shadows  # lazy: only once a command failed
 
     found = shadows(own=OWN_PACKAGES, error=error)
     if found:  # the user's file, not t3rl: named with the fix (a plugin's json.py on PYTHONPATH)

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from launch.checks.rules.module_state import ITEM_READERS, UNREAD, Change, world_changes
-from launch.cli.shadowed import shadows
 from t3rl_core.engines.base import Generation
 from t3rl_core.eval.runner import _success
 from t3rl_core.rollout.verdict_fields import VERDICT_FIELDS
+from t3rl_core.shadowed import shadows
 from tests.plugins import test_hub_hunt_wave3 as wave3
 from tests.plugins import test_hub_hunt_wave6 as wave6
 from tests.plugins.test_hub_hunt_wave6 import HEAD
@@ -313,3 +313,29 @@ def test_a_worlds_metric_named_like_a_verdict_is_a_share_or_the_episodes_failure
         assert episode.failure is None and reward.metrics == {name: float(fine), "turns": value}, (
             episode.error
         )
+
+
+def test_a_plugin_named_like_a_module_python_loaded_first_names_that_module_and_the_rename(
+    example_on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side of the same kind: a plugin's `os.py` (a name Python imports before any plugin) on
+    the path, named `reward.name=os:H`: refused as `os has no H`, fix `check the name after ':'`, though
+    the file defines H: Python's os was read, never the file. Now the file of that name is named beside
+    the module Python loads, with the rename (which validates)."""
+    from typer.testing import CliRunner
+
+    from launch.cli.app import app
+    from t3rl_core.shadowed import namesake
+
+    (tmp_path / "os.py").write_text(PLUGIN_REWARD.format(module="os"))
+    (tmp_path / "my_os.py").write_text(PLUGIN_REWARD.format(module="my_os"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert namesake("os") == tmp_path / "os.py" and namesake("my_os") is None
+    argv = ["validate", "--config-dir", str(EXAMPLE_CONF), "+experiment=counter"]
+    done = CliRunner().invoke(app, [*argv, "reward.name=os:H"], catch_exceptions=False)
+    text = " ".join(done.output.split())
+    assert done.exit_code == 2, text
+    assert f"not from {tmp_path / 'os.py'}, which has that name too" in text, text
+    assert "rename os.py (e.g. my_os) and name it so: my_os:H" in text, text
+    fixed = CliRunner().invoke(app, [*argv, "reward.name=my_os:H"], catch_exceptions=False)
+    assert fixed.exit_code == 0, fixed.output

@@ -117,3 +117,24 @@ def shadows(
         elif name in installed:
             found.append(Shadow(name, Path(file), f"the installed library {name} (site-packages)"))
     return found
+
+
+def namesake(module: str, path: list[str] | None = None) -> Path | None:
+    """A file of the user's on the import path named like `module`'s top-level package, other than the
+    one Python loaded for that name (a plugin's `os.py` beside the standard `os`, which was imported
+    first): an import path `os:Name` reads the standard module, never that file. None when there is
+    none, when the loaded one is it, or when none is loaded (an import would read the file)."""
+    top = module.partition(".")[0]
+    loaded = getattr(sys.modules.get(top), "__file__", None)
+    if loaded is None:  # not loaded (an import would read the file), or built into Python
+        return None
+    paths = sysconfig.get_paths()
+    roots = tuple(os.path.realpath(paths[key]) for key in INSTALL_PATHS if paths.get(key))
+    for entry in sys.path if path is None else path:
+        directory = os.path.realpath(entry or os.curdir)
+        if any(directory == root or directory.startswith(root + os.sep) for root in roots):
+            continue
+        for candidate in (Path(directory) / f"{top}.py", Path(directory) / top / "__init__.py"):
+            if candidate.is_file() and os.path.realpath(loaded) != os.path.realpath(candidate):
+                return candidate
+    return None
