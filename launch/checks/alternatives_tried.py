@@ -7,10 +7,10 @@ differs between its callers is the line an alternative makes and which refusals 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 from launch.checks.fix_closure import Refusals, _tried
 from launch.config.errors import Problem
+from t3rl_core.records import Record
 
 # What an alternative makes: what the message calls it and the command line it gives; None: not tried.
 Line = Callable[[str], "Trial | None"]
@@ -18,12 +18,12 @@ Line = Callable[[str], "Trial | None"]
 Own = Callable[[str, list[Problem]], list[Problem]]
 
 
-class Trial(NamedTuple):
+class Trial(Record):
     label: str
     line: list[str]
 
 
-class Tried(NamedTuple):
+class Tried(Record):
     kept: list[str]  # the alternatives taken (or not tried), in their order
     refused: list[str]  # "<label> is refused in turn at <key>: <message>", one per alternative dropped
 
@@ -35,8 +35,8 @@ def tried(
     refused: list[str] = []
     for alternative in alternatives:
         trial = line(alternative)
-        turn = own(trial.label, _tried(refusals, trial.line, config_dirs)) if trial else []
-        if trial and turn:
+        turn = own(trial.label, _tried(refusals, trial.line, config_dirs)) if trial is not None else []
+        if trial is not None and turn:
             refused.append(f"{trial.label} is refused in turn at {turn[0].key}: {turn[0].message}")
         else:
             kept.append(alternative)

@@ -6,10 +6,13 @@ package, in merge order; command-line overrides come last. Later sources win, as
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+import yaml
 
 from launch.config.layers import AppliedOverride, Layer
 from launch.config.secrets import mask_override
@@ -51,8 +54,6 @@ class Origin(Record):
         return f"{what} (chosen by {self.chosen_by})" if self.chosen_by else what
 
     def _line(self, key: str) -> int | None:
-        from launch.config.key_lines import key_line  # lazy: only to name where a problem's key was set
-
         package = self.package or ""
         if package and not _at_or_below(key, package):
             return None
@@ -255,3 +256,49 @@ def _plain_nodes(node: dict[Any, Any], prefix: str, found: list[tuple[str, Any]]
             _plain_nodes(value, dotted, found)
         else:
             found.append((dotted, value))
+
+
+# The line of a config file where a key is written, read from the file's YAML nodes: provenance keeps which
+# file set a key, and a message names the line too (`mine.yaml:6`), so a value a file gives in the wrong
+# shape (`seed: {value: 3}`) is found where it is, not searched for in the file.
+
+
+def key_line(file: str, path: str) -> int | None:
+    """The 1-based line of `path` (dotted, within the file: its package not included) in `file`, or of the
+    deepest key above it the file writes; None when the file writes none of them or cannot be read."""
+    try:
+        stat = os.stat(file)
+    except OSError:
+        return None
+    lines = _lines(file, stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    while path:
+        if path in lines:
+            return lines[path]
+        path = path.rpartition(".")[0]
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _lines(file: str, inode: int, mtime_ns: int, size: int) -> dict[str, int]:
+    """Dotted path → the line its key is written on (the file's stamp keys the cache)."""
+    try:
+        with open(file, encoding="utf-8") as handle:
+            root = yaml.compose(handle.read(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    found: dict[str, int] = {}
+    _walk(root, "", found)
+    return found
+
+
+def _walk(node: Any, path: str, found: dict[str, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and not (not path and key.value == "defaults"):
+                dotted = f"{path}.{key.value}" if path else str(key.value)
+                found.setdefault(dotted, key.start_mark.line + 1)
+                _walk(value, dotted, found)
+    elif isinstance(node, yaml.SequenceNode) and path:
+        for index, item in enumerate(node.value):
+            found.setdefault(f"{path}.{index}", item.start_mark.line + 1)
+            _walk(item, f"{path}.{index}", found)

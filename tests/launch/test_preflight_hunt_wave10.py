@@ -12,7 +12,7 @@ set, with a first fix that validates when applied (tests.support.fix_applier):
   `b``, launch/checks/swap_hardware.py; was: no swap proposed, since a fix replaced one override);
 - a value a config file of one's own gives in the wrong shape (`seed: {value: 3}`, a group option's
   `context_length: {tokens: 4096}`) names the file's line where the key is written: provenance keeps the
-  layer's package and reads the line from the file's YAML nodes (launch/config/key_lines.py; was: the
+  layer's package and reads the line from the file's YAML nodes (launch/config/provenance.key_line; was: the
   file only);
 - a list typed with an empty element (`[multi_turn_base,]`, Python's and JSON's trailing comma; `[,a]`,
   `[a,,b]`): the stray ',' is dropped (launch/config/override_syntax._stray_separator; was: every element
@@ -34,7 +34,7 @@ import yaml
 from launch.checks.offers_tried import _ASSIGNS
 from launch.checks.resolve import resolve
 from launch.config.errors import Problem
-from launch.config.key_lines import key_line
+from launch.config.provenance import key_line
 from t3rl_core.config import EnvConfig
 from tests.support.refusals import errors, fixed
 
