@@ -182,9 +182,9 @@ def test_a_run_reaches_its_own_head_and_stops_it_alone(
     )
     (tmp_path / "heads").write_text(f"{other.pid}\n")
     try:
-        # The stage reaches its head: its daemon still runs (sleeps, not a zombie) while the stage does.
+        # The stage reaches its head: its daemon still runs (not gone, nor a zombie) while the stage does.
         result = _ray_run(
-            tmp_path, "a", f'[ "$(cut -d" " -f3 /proc/$(tail -n 1 {tmp_path}/heads)/stat)" = S ]'
+            tmp_path, "a", f's=$(cut -d" " -f3 /proc/$(tail -n 1 {tmp_path}/heads)/stat) && [ "$s" != Z ]'
         )
         assert result.status == "succeeded", result.results["train"].message
         own = int((tmp_path / "heads").read_text().split()[-1])
@@ -440,6 +440,7 @@ def test_a_run_dir_held_by_a_suspended_launcher_is_said_suspended(tmp_path: Path
             pass
         assert f"(pid {holder.pid}):" in str(running.value)
         os.kill(holder.pid, signal.SIGSTOP)
+        os.waitpid(holder.pid, os.WUNTRACED)  # returns once it is stopped (the signal is asynchronous)
         with pytest.raises(PipelineError) as stopped, run_dir_lock(RunDir(tmp_path)):
             pass
         assert (
