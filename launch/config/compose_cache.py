@@ -306,13 +306,14 @@ def _file_digest(path: str) -> bytes:
 
 def _walk(root: str, suffix: str) -> Iterator[tuple[str, list[str]]]:
     """(dir relative to root, its `suffix` files) in a stable order, following links once."""
-    seen: set[str] = set()
+    seen: set[tuple[int, int]] = set()  # (device, inode) of each directory walked: one realpath's answer
 
     def fail(error: OSError) -> None:
         raise error
 
     for directory, subdirs, files in os.walk(root, onerror=fail, followlinks=True):
-        real = os.path.realpath(directory)
+        status = os.stat(directory)
+        real = (status.st_dev, status.st_ino)
         subdirs[:] = sorted(d for d in subdirs if d != "__pycache__") if real not in seen else []
         seen.add(real)
         yield os.path.relpath(directory, root), sorted(f for f in files if f.endswith(suffix))
