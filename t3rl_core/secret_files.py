@@ -19,6 +19,15 @@ SECRET_FILES = (
     ".aws/", ".ssh/", ".gnupg/", ".docker/config.json", ".kube/", "huggingface/token",
     "credentials", "credentials.json", "*credentials*.json", "service-account*.json", "secrets.*",
     "*.pem", "*.key", "*.p12", "*.pfx", "id_rsa*", "id_ed25519*", "id_ecdsa*",
+    # Wave ten: the files the tools of an ML job's machine keep a credential in, found in a home a user
+    # made readable (`readable_paths: ['~']`): Kaggle's API key, Databricks', the PostgreSQL and MySQL
+    # clients' passwords, s3cmd's and boto's keys, the Azure and GitHub CLIs' tokens, Vault's, gcloud's
+    # credential stores, rclone's remotes, Modal's token, ngrok's, Docker's old auth file, Yarn's and
+    # Maven's registry credentials.
+    ".kaggle/", ".databrickscfg", ".pgpass", ".my.cnf", ".mylogin.cnf", ".s3cfg", ".boto", ".azure/",
+    "gh/hosts.yml", ".vault-token", "gcloud/credentials.db", "gcloud/access_tokens.db",
+    "gcloud/legacy_credentials", "rclone.conf", ".modal.toml", "ngrok.yml", ".dockercfg", ".yarnrc.yml",
+    ".m2/settings.xml",
 )  # fmt: skip
 # Names a public file shares with a key (a CA bundle's `ca.pem`, a certificate's `.pem`):
 # a sandbox's search reads such a file and hides it only when it holds a private key (Ray's uploads leave

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -27,7 +28,7 @@ from t3rl_core.sandbox.child.mounts import (
     SYS_TOPOLOGY,
 )
 from t3rl_core.sandbox.config import LocalSandboxConfig
-from t3rl_core.sandbox.local import LocalSandbox
+from t3rl_core.sandbox.local import LocalSandbox, cell_hidden_paths
 
 ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="a PID namespace's /proc needs root here")
 
@@ -166,3 +167,29 @@ def test_the_topology_itself_still_reads(topology: tuple[dict[str, int], dict[st
     files, _ = topology
     assert files.get("/sys/devices/system/cpu/online", -1) > 0
     assert any(path.endswith("/topology/core_id") and size > 0 for path, size in files.items()), files
+
+
+# What an ML job's machine keeps credentials in, by tool, under a home a user made readable.
+TOOLS_FILES = (
+    ".kaggle/kaggle.json", ".databrickscfg", ".pgpass", ".my.cnf", ".mylogin.cnf", ".s3cfg", ".boto",
+    ".azure/msal_token_cache.json", ".config/gh/hosts.yml", ".vault-token", ".config/gcloud/credentials.db",
+    ".config/gcloud/access_tokens.db", ".config/gcloud/legacy_credentials/alice@example.com/adc.json",
+    ".config/rclone/rclone.conf", ".modal.toml", ".config/ngrok/ngrok.yml", ".dockercfg", ".yarnrc.yml",
+    ".m2/settings.xml",
+)  # fmt: skip
+
+
+def test_a_readable_homes_tool_credentials_are_hidden_from_cells(tmp_path: Path) -> None:
+    """`readable_paths: ['~']` gave cells Kaggle's key, the GitHub CLI's token, `.pgpass`, … (wave six's
+    search knew `.netrc` and `.aws/`, not these): each is now a row of `secret_files.SECRET_FILES`, covered
+    in every cell's root as a hidden path is; the home's data and code stay readable."""
+    home = tmp_path / "home"
+    for relative in (*TOOLS_FILES, "data/train.jsonl", "proj/model.py", "proj/config.yml"):
+        (home / relative).parent.mkdir(parents=True, exist_ok=True)
+        (home / relative).write_text("x")
+    hidden = cell_hidden_paths(LocalSandboxConfig(readable_paths=[str(home)]))
+    covered = [relative for relative in TOOLS_FILES if any(
+        str(home / relative) == h or str(home / relative).startswith(h + "/") for h in hidden
+    )]  # fmt: skip
+    assert covered == list(TOOLS_FILES), set(TOOLS_FILES) - set(covered)
+    assert not any(h.endswith(("train.jsonl", "model.py", "config.yml")) for h in hidden), hidden
