@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import shlex
 from typing import Any
 
@@ -25,6 +26,9 @@ def refusal(param: Any, value: Any) -> str | None:
     for item in value if isinstance(value, list | tuple) else [value]:
         if not isinstance(item, str):
             continue
+        several = _several_choices(param, item)
+        if several is not None:
+            return several
         found = _outside(param, item)
         if found is not None:
             why, domain, fix = found
@@ -53,6 +57,28 @@ def _outside(param: Any, item: str) -> tuple[str, str, str] | None:
     if desc.annotation in (int, float):
         return _out_of_bounds(param, desc.annotation, item)
     return None
+
+
+def _several_choices(param: Any, item: str) -> str | None:
+    """`--status succeeded,failed`: choices listed in one value (the nearest one alone was the fix, the
+    others dropped); each is given to an option that repeats, else one a command line."""
+    choices = param.type_descriptor.choices
+    if choices is None:
+        return None
+    allowed = {
+        str(getattr(choice, "value", choice)).lower(): str(getattr(choice, "value", choice))
+        for choice in choices
+    }
+    parts = [allowed.get(part.lower()) for part in re.split(r"[,\s]+", item) if part]
+    if len(parts) < 2 or None in parts:
+        return None
+    name = param_name(param)
+    option = param.param_type_name == "option"
+    each = [f"{name} {shlex.quote(str(p))}" if option else shlex.quote(str(p)) for p in parts]
+    why = f"{_shown(item)} is {len(parts)} choices in one value: {name} takes one"
+    if getattr(param, "multiple", False):
+        return f"{why} and repeats; fix: {' '.join(each)}"
+    return f"{why} per command line; fix: {', then '.join(each)}"
 
 
 def _not_a_choice(desc: Any, item: str) -> tuple[str, str, str] | None:

@@ -8,12 +8,15 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer.main
 from typer._completion_shared import get_completion_script
 
 from launch.checks.model_options import model_options
-from launch.cli import completion_shells, is_plain
+from launch.cli import completion_shells, is_plain, option_domain
+from launch.cli.app import app
 from launch.cli.lazy import SUBCOMMANDS
 from launch.cli.pasted_characters import DASH, NOTHING, PASTED, SPACE, pasted_refusal
 from launch.config.search_path import first_comment
@@ -364,3 +367,43 @@ def test_a_commands_word_among_the_overrides_is_that_command_or_its_section(word
     assert line == ["t3rl", word, "+experiment=quickstart"], result.output
     checked = ["validate", *line[2:]] if word in ("run", "plan") else line[1:]  # nothing run or written
     assert invoke(checked).exit_code == 0
+
+
+# --- several choices in one value --------------------------------------------------------------------
+
+
+def _choice_params() -> list[tuple[str, Any]]:
+    """(where, parameter) of every option and argument of t3rl's commands that declares choices."""
+    found: list[tuple[str, Any]] = []
+
+    def walk(command: Any, path: str) -> None:
+        for param in command.params:
+            if getattr(getattr(param, "type_descriptor", None), "choices", None):
+                found.append((f"{path} {option_domain.param_name(param)}", param))
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            walk(sub, f"{path} {name}")
+
+    walk(typer.main.get_command(app), "t3rl")
+    return found
+
+
+CHOICES = _choice_params()
+
+
+@pytest.mark.parametrize(("where", "param"), CHOICES, ids=[where for where, _ in CHOICES])
+def test_several_choices_in_one_value_are_each_given(where: str, param: Any) -> None:
+    """Was: `'succeeded,failed' is not a choice (did you mean 'succeeded'?) … fix: --status succeeded`, the
+    others dropped. Every parameter declaring choices, two of them in one value (by ',' or a space)."""
+    first, second = (str(getattr(c, "value", c)) for c in param.type_descriptor.choices[:2])
+    for typed in (f"{first},{second}", f"{first} {second}"):
+        said = option_domain.refusal(param, typed)
+        assert said is not None and "2 choices in one value" in said, (where, said)
+        fix = said.partition("fix: ")[2]
+        assert fix.index(first) < fix.index(second), (where, said)
+
+
+def test_several_statuses_in_one_value_are_refused_with_each() -> None:
+    assert {"t3rl runs --status", "t3rl score WORLD", "t3rl score --mode"} <= {w for w, _ in CHOICES}, CHOICES
+    result = invoke(["runs", "--status", "succeeded,failed"])
+    said = " ".join(result.output.replace("│", " ").split())
+    assert result.exit_code == 2 and "fix: --status succeeded, then --status failed" in said, said
