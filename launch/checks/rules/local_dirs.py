@@ -117,16 +117,37 @@ def _denied(path: Path) -> str:
     return "is on a read-only file system" if read_only(path) else "is not writable by this user"
 
 
+# The directories this process made a directory in, each with what decides whether it can again: its
+# identity and modes, and this process's user and group (a read-only remount fails access(2) before a
+# probe). A probe is a mkdir and an rmdir, whose wall time is the disk's (~3-4 ms on ext4 here), and
+# every resolve probes the same few directories (a test suite or a sweep resolves thousands). Refusals
+# are not kept: they are the answers worth finding anew, and cost little.
+_MADE_IN: set[tuple[str, int, int, int, int, int, int, int]] = set()
+
+
+def _made_in_key(directory: Path) -> tuple[str, int, int, int, int, int, int, int]:
+    status = os.stat(directory)
+    return (
+        str(directory), status.st_dev, status.st_ino, status.st_mode, status.st_uid, status.st_gid,
+        os.geteuid(), os.getegid(),
+    )  # fmt: skip
+
+
 def _refused_write(directory: Path, path: Path, probed: dict[Path, str | None]) -> str | None:
     """Why a directory cannot be made in `directory` (which `path` needs), found by making one and
     removing it: permission bits do not say it for root (who passes every access check) nor for the
     kernel's own trees (/proc, /sys), whose modes allow what the kernel then refuses."""
     if directory not in probed:
-        try:
-            os.rmdir(tempfile.mkdtemp(prefix=".t3rl-probe-", dir=directory))
+        made_here = _made_in_key(directory)
+        if made_here in _MADE_IN:
             probed[directory] = None
-        except OSError as exc:
-            probed[directory] = exc.strerror
+        else:
+            try:
+                os.rmdir(tempfile.mkdtemp(prefix=".t3rl-probe-", dir=directory))
+                probed[directory] = None
+                _MADE_IN.add(made_here)
+            except OSError as exc:
+                probed[directory] = exc.strerror
     failed = probed[directory]
     return (
         None
