@@ -643,3 +643,18 @@ def test_a_stop_that_is_no_text_is_not_called_empty(stop: Any) -> None:
     assert "empty" not in str(refused.value)
     with pytest.raises(ValueError, match="SGLang finds an empty stop string"):
         hooks.to_sampling({"stop": [""]})
+
+
+def test_a_user_calls_arguments_written_as_an_object_are_read(telecom: Any) -> None:
+    """The openai client does not validate a server's answer: arguments written as an object (not
+    the API's JSON text) reached json.loads as a dict and raised TypeError out of the episode. Now the
+    object is the call's arguments; another type (a list) is a call that is no call."""
+    replies = _Replies([(None, [("check_status_bar", {})]), ("It shows no signal.", [])])  # type: ignore[list-item]
+    env, opening = _opening(telecom, replies)
+    assert opening.messages == [{"role": "user", "content": "It shows no signal."}]
+    assert env.outcome()["user_call_errors"] == 0
+    assert [m for m in env._trajectory if getattr(m, "tool_calls", None)]  # made in tau2
+    odd = _Replies([(None, [("check_status_bar", [1])]), ("Fine.", [])])  # type: ignore[list-item]
+    env, _ = _opening(telecom, odd)
+    assert env.outcome()["user_call_errors"] == 1
+    assert "a list, not JSON text" in odd.heard[1][-1]["content"]

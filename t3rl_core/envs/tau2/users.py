@@ -159,8 +159,18 @@ class UserToolCall:
     written: str | None = None
 
 
-def user_call(id: str, name: str, text: str | None) -> UserToolCall:
-    """The user's call of `name` whose arguments are the JSON text `text` (None: no arguments, {})."""
+def user_call(id: str, name: str, text: object) -> UserToolCall:
+    """The user's call of `name` whose arguments are the JSON text `text` (None: no arguments, {}). The
+    openai client builds its answer without validating it, so a server writing the arguments as an
+    object (not as the API's JSON text) hands a dict over: taken as the object it is, where json.loads
+    raised TypeError out of the episode; any other type is no call."""
+    if isinstance(text, Mapping):
+        text = json.dumps(text)  # read as the text the API would have carried: one reading below
+    if text is not None and not isinstance(text, str):
+        shown_type = type(text).__name__
+        return UserToolCall(
+            id, name, {}, f"its arguments are a {shown_type}, not JSON text", shown(text, 200)
+        )
     try:
         value = outside_json.loads(text or "{}", "the user's tool call arguments")
     except json.JSONDecodeError as exc:
