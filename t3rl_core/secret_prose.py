@@ -1055,21 +1055,39 @@ def _mixed(value: str) -> bool:
 # A JSON Web Key's private members (RFC 7518 section 6: an RSA key's `d`, `p`, `q`, `dp`, `dq`, `qi`, an EC
 # or OKP key's `d`, a symmetric key's `k`), as a key set a service prints or a record quotes holds them:
 # the key itself, whatever its length (an RSA key's `d` is 342+ characters, past a bare key's 256). Its
-# public members (`n`, `e`, `x`, `y`, `crv`, `kid`) stay. Read in the object where `kty` stands, its
-# quotes JSON-escaped too; a pattern string compiled on first use.
+# public members (`n`, `e`, `x`, `y`, `crv`, `kid`) stay.
 JWK_PRIVATE = ("d", "p", "q", "dp", "dq", "qi", "k")
-_JWK_MEMBER = rf"""(\\*["'])(?:{"|".join(JWK_PRIVATE)})\1\s*:\s*\\*["']([A-Za-z0-9_-]{{16,}})"""
+# Documents whose members are credentials by the document they stand in, known by a member beside them:
+# the mark (searched for), the members that hold one and the look of their value. A JSON Web Key (`kty`);
+# Kaggle's `kaggle.json` (wave ten: `{"username": …, "key": "<32 hex>"}`, whose hex key under `key` alone
+# reads as a data key's hash). Read in the object where the mark stands, its quotes JSON-escaped too;
+# pattern strings compiled on first use.
+CREDENTIAL_DOCUMENTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "kty": (JWK_PRIVATE, r"[A-Za-z0-9_-]{16,}"),
+    "username": (("key",), r"[0-9a-f]{32}"),
+}
+
+
+def _member(members: tuple[str, ...], value: str) -> str:
+    return rf"""(\\*["'])(?:{"|".join(members)})\1\s*:\s*\\*["']({value})(?![A-Za-z0-9_-])"""
 
 
 def jwk_private_spans(text: str) -> list[tuple[int, int]]:
-    """The values of the private members of each JSON Web Key in `text` (`JWK_PRIVATE`)."""
+    """The values of the credential members of each document of `CREDENTIAL_DOCUMENTS` in `text` (a JSON
+    Web Key's private members, Kaggle's key), in the object its mark stands in, not one nested in it."""
     spans: list[tuple[int, int]] = []
-    at = text.find("kty")
-    while at >= 0:
-        start, end = text.rfind("{", 0, at), text.find("}", at)
-        start, end = max(start, 0), len(text) if end < 0 else end
-        spans += [found.span(2) for found in re.compile(_JWK_MEMBER).finditer(text, start, end)]
-        at = text.find("kty", end)
+    for mark, (members, value) in CREDENTIAL_DOCUMENTS.items():
+        at = text.find(mark)
+        while at >= 0:
+            start, end = text.rfind("{", 0, at), text.find("}", at)
+            start, end = max(start, 0), len(text) if end < 0 else end
+            member = re.compile(_member(members, value))
+            spans += [
+                found.span(2)
+                for found in member.finditer(text, start, end)
+                if "{" not in text[min(at, found.start()) : max(at, found.start())]
+            ]
+            at = text.find(mark, end)
     return spans
 
 

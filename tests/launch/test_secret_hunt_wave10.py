@@ -227,3 +227,29 @@ def test_a_value_given_through_a_type_or_another_languages_sign_is_masked_and_re
 )  # fmt: skip
 def test_a_typed_declaration_without_a_literal_stays(text: str) -> None:
     assert mask_text(text) == text
+
+
+# ------------------------------------------------------------ kind 7: Kaggle's kaggle.json
+
+KAGGLE_KEY = "0123456789abcdef0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [json.dumps({"username": "alice", "key": KAGGLE_KEY}), f'{{"key": "{KAGGLE_KEY}", "username": "alice"}}',
+     f'cat ~/.kaggle/kaggle.json\n{{"username":"alice","key":"{KAGGLE_KEY}"}}',
+     json.dumps({"log": json.dumps({"username": "alice", "key": KAGGLE_KEY})})],
+)  # fmt: skip
+def test_kaggles_key_beside_its_username_is_masked_and_refused(text: str) -> None:
+    """A row of `secret_prose.CREDENTIAL_DOCUMENTS` (with the JSON Web Key's)."""
+    assert _masked(text, KAGGLE_KEY), mask_text(text)
+    assert KAGGLE_KEY in "".join(credentials_in(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [json.dumps({"key": KAGGLE_KEY}), json.dumps({"username": "alice", "cache": {"key": KAGGLE_KEY}}),
+     json.dumps({"username": "alice", "key": "primary"})],
+)  # fmt: skip
+def test_a_hash_under_key_elsewhere_stays(text: str) -> None:
+    assert mask_text(text) == text
