@@ -780,7 +780,7 @@ def _run_stage(
         attempts=attempt,
         started_at=now(),
         code=_code(run_dir),
-        environ=inherited(os.environ),
+        environ=inherited(os.environ) if executor.passes_environment(stage) else None,
     )
     run_dir.record(state, stage.name, record)
 

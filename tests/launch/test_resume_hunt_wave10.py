@@ -51,12 +51,13 @@ from typer.testing import CliRunner
 
 from launch.checks.rules import kinds, local_dirs
 from launch.cli.app import app
-from launch.config.schema import LocalExecutorConfig
+from launch.config.schema import LocalExecutorConfig, RayExecutorConfig
 from launch.output.plain import PlainConsole
 from launch.plan.build import CONTENT_STORES, Plan, PlanContext, build_plan
 from launch.plan.stages import DIR
 from launch.run import sweep_runs
 from launch.run.executors.local import STAGE_RUN_ENV, LocalExecutor, _group_handle
+from launch.run.executors.ray_jobs import RayExecutor
 from launch.run.inherited_env import INHERITED, inherited
 from launch.run.pipeline import (
     UNRECORDED,
@@ -273,6 +274,21 @@ def test_a_record_with_no_environ_reads_back(tmp_path: Path) -> None:
         )
     )
     assert RunDir(tmp_path).load_state().stages["a"].environ is None
+
+
+@pytest.mark.parametrize("other_stages", ["local", "ray"])
+def test_a_stage_run_in_a_ray_clusters_environment_records_none_of_the_launchers(other_stages: str) -> None:
+    """Only a stage whose processes get the launcher's environment keeps its variables: under
+    executor=ray a cluster job runs in the cluster's (a data or eval stage run here still gets it)."""
+    executor = RayExecutor(RayExecutorConfig(address="http://127.0.0.1:8265", other_stages=other_stages))
+    plan = build_plan(
+        make_run(stages=t3rl_stages()), PlanContext(Path("/r"), Path("/b"), "/t", "python3", "i", {})
+    )
+    assert {s.name: executor.passes_environment(s) for s in plan.stages} == {
+        s.name: not executor.on_cluster(s) for s in plan.stages
+    }
+    assert any(executor.passes_environment(s) for s in plan.stages) == (other_stages == "local")
+    assert all(LocalExecutor().passes_environment(s) for s in plan.stages)
 
 
 @pytest.mark.parametrize("pattern", sorted(INHERITED))

@@ -106,6 +106,12 @@ class Executor(ABC):
     # True: stages are only shown, never run (the pipeline then records nothing).
     dry: bool = False
 
+    def passes_environment(self, stage: Stage) -> bool:
+        """Whether `stage`'s processes get this launcher's environment (the local executor's are its
+        children; sbatch exports it to a SLURM job): its record then keeps the variables of it that
+        change how a stage runs (`launch.run.inherited_env`). Not where they run in another's."""
+        return True
+
     @abstractmethod
     def run_stage(self, stage: Stage, ctx: StageContext) -> StageResult:
         """Run `stage` to completion; KeyboardInterrupt propagates after everything started is stopped."""

@@ -351,6 +351,10 @@ class RayExecutor(Executor):
     def on_cluster(self, stage: Stage) -> bool:
         return stage.slime_job is not None or self.config.other_stages == "ray"
 
+    def passes_environment(self, stage: Stage) -> bool:
+        """A job on the cluster runs in the cluster's environment with the runtime env t3rl gives it."""
+        return not self.on_cluster(stage)
+
     def preflight(self, stages: Sequence[Stage]) -> list[str]:
         """The stages that run here as the local executor checks them (the cluster's own paths cannot be
         seen from this machine); for the cluster's stages, their plugin modules are imported by a short
