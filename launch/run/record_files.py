@@ -92,6 +92,13 @@ def run_dir_hint(path: Path) -> str:
         )
     if inside:
         return f"it holds run dirs; the latest is {inside[-1]}"
+    # a runs dir (`runs`, paths.runs_dir): its run dirs are EXPERIMENT/TIMESTAMP below it
+    below = sorted((d for child in _subdirs(path) for d in _run_dirs(child)), key=lambda d: (d.name, str(d)))
+    if below:
+        return (
+            f"it is a runs dir, whose run dirs are two levels below it (EXPERIMENT/TIMESTAMP); the latest is "
+            f"{below[-1]}; `t3rl runs --runs-dir {path}` lists them"
+        )
     import difflib  # lazy: only for a path that is no run dir
 
     beside = [str(d) for d in _run_dirs(path.parent)]
@@ -139,6 +146,13 @@ def from_a_dir_above(path: Path) -> Path | None:
         if any((candidate / name).is_file() for name in _RECORDS) or _run_dirs(candidate):
             return above
     return None
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    try:
+        return [child for child in folder.iterdir() if child.is_dir()]
+    except OSError:
+        return []
 
 
 def _run_dirs(folder: Path) -> list[Path]:

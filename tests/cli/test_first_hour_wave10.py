@@ -407,3 +407,18 @@ def test_several_statuses_in_one_value_are_refused_with_each() -> None:
     result = invoke(["runs", "--status", "succeeded,failed"])
     said = " ".join(result.output.replace("│", " ").split())
     assert result.exit_code == 2 and "fix: --status succeeded, then --status failed" in said, said
+
+
+def test_the_runs_dir_given_for_a_run_dir_names_the_latest_run_below_it(tmp_path: Path) -> None:
+    """Was: `runs is not a t3rl run dir (no config.yaml; \\`t3rl runs\\` lists the run dirs)`: a runs dir's
+    run dirs are EXPERIMENT/TIMESTAMP, two levels below it (one level below was already named)."""
+    for name in ("20260101-120000", "20260102-090000"):
+        run = tmp_path / "runs" / ("a" if name.startswith("20260102") else "b") / name
+        run.mkdir(parents=True)
+        (run / "config.yaml").write_text("name: a\nstages: {}\n")
+        (run / "manifest.json").write_text("{}")
+    for argv in (["runs", "show", "runs"], ["run", "--run-dir", "runs"]):
+        result = invoke(argv)
+        said = " ".join(result.output.split())
+        assert result.exit_code == 1 and "two levels below it" in said, said
+        assert "the latest is runs/a/20260102-090000" in said and "`t3rl runs --runs-dir runs`" in said, said
