@@ -303,7 +303,9 @@ def older_fingerprints(plan: Plan, stage: Stage) -> tuple[str, str]:
 
 def same_command(rec: StageRecord, plan: Plan, stage: Stage) -> bool:
     """Whether `rec` was written for the stage's command as planned now, by this t3rl or an older one."""
-    return rec.fingerprint in (fingerprint(plan, stage), *older_fingerprints(plan, stage))
+    # The older ones are computed only for a record that does not hold the current one (each hashes the
+    # stage's command and the files it reads again).
+    return rec.fingerprint == fingerprint(plan, stage) or rec.fingerprint in older_fingerprints(plan, stage)
 
 
 def upgrade_fingerprints(plan: Plan, run_dir: RunDir, state: RunState, decisions: list[Decision]) -> None:
