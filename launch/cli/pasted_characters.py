@@ -61,6 +61,7 @@ def pasted_refusal(args: Sequence[str]) -> Problem | None:
         return None
     from launch.config.errors import Problem  # lazy: only for a line to refuse
     from launch.config.override_fixes import shell_word  # lazy: see above
+    from launch.config.secrets import scrub_text  # lazy: see above
 
     words: list[str] = []
     found: dict[str, str] = {}
@@ -68,7 +69,13 @@ def pasted_refusal(args: Sequence[str]) -> Problem | None:
         if _is_path(arg):
             words.append(arg)
             continue
-        retyped = _retyped(arg, found)
+        here: dict[str, str] = {}
+        retyped = _retyped(arg, here)
+        # a credential typed in it is shown masked (its marked form, `sk-…<U+200B>`, has no credential shape)
+        masked = scrub_text(retyped)
+        found.update(
+            {c: shown if masked == retyped else masked for c, shown in here.items() if c not in found}
+        )
         # a pasted space stood where the shell would have split (a space typed inside quotes is kept)
         words.extend([arg] if retyped == arg else [word for word in retyped.split(SPACE) if word])
     if not found:

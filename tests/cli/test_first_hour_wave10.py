@@ -422,3 +422,12 @@ def test_the_runs_dir_given_for_a_run_dir_names_the_latest_run_below_it(tmp_path
         said = " ".join(result.output.split())
         assert result.exit_code == 1 and "two levels below it" in said, said
         assert "the latest is runs/a/20260102-090000" in said and "`t3rl runs --runs-dir runs`" in said, said
+
+
+def test_a_credential_in_a_pasted_argument_is_never_shown() -> None:
+    """The marked form of an argument (`…<U+200B>`) breaks a credential's shape, which the scrub reads: the
+    argument is shown as the scrub shows it retyped."""
+    secret = "sk-proj-AbCdEf1234567890AbCdEf1234567890"
+    result = invoke(["validate", "+experiment=quickstart", f"eval.engine.api_key={secret}\u200b"])
+    assert result.exit_code == 2 and "U+200B" in result.output, result.output
+    assert secret not in result.output and secret[:12] not in result.output, result.output
