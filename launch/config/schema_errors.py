@@ -203,6 +203,11 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
             str(item.get("input")), [e.strip(" '") for e in expected.replace(" or ", ",").split(",")]
         )
         fix = f"did you mean {_assignment(root, key, guess)}?" if guess else f"use one of {expected}"
+        words = _words_as_items(item.get("input"), key, root)
+        if words:  # `[a b]`: a list's items separated by spaces, read as one item
+            fix = (
+                f"set {assign(root, _list_of(key), words)} ({AS_TYPED}: a list's items are separated by ',')"
+            )
         return Problem(key, f"invalid value {item.get('input')!r}", source, fix)
     if kind == "union_tag_invalid":
         ctx = item.get("ctx", {})
@@ -315,6 +320,21 @@ def _validates(field: Any, value: Any) -> bool:
     except Exception:  # not triable outside its model (info.data): as before, the default is proposed
         return True
     return True
+
+
+def _words_as_items(typed: Any, key: str, root: Mapping[str, Any]) -> str | None:
+    """The list at the item's key with the item's words as items of their own, as override text, when the
+    item holds several words and that list validates; None otherwise."""
+    listed = _list_of(key)
+    field, items = _field_at(listed, root), value_at(root, listed)
+    words = typed.split() if isinstance(typed, str) else []
+    if listed == key or field is None or not isinstance(items, list) or len(words) < 2:
+        return None
+    index = int(key.rpartition(".")[2])
+    if index >= len(items) or not all(isinstance(v, str) for v in items):
+        return None
+    split = [*items[:index], *words, *items[index + 1 :]]
+    return "[" + ",".join(quoted(v) for v in split) + "]" if _validates(field, split) else None
 
 
 def _without_refused_items(key: str, root: Mapping[str, Any]) -> str | None:

@@ -19,7 +19,10 @@ set, with a first fix that validates when applied (tests.support.fix_applier):
   quoted, `[multi_turn_base,'']`, an item '' no choice takes, refused when applied);
 - a list typed in Python's tuple or set notation (`env.data.categories=(a,b)`, `={a}`, `(a,)`) where the
   config holds a list: the same items in [ ] (launch/config/override_syntax._other_brackets; was: the
-  value quoted as one text, `'(a,b)'`, refused when applied).
+  value quoted as one text, `'(a,b)'`, refused when applied);
+- a list whose items are separated by spaces (`[multi_turn_base multi_turn_miss_func]`), read as one item
+  no choice takes: the list with its words as items, first (launch/config/schema_errors._words_as_items;
+  was: `set env.data.categories.0=multi_turn_base`, the key's old first item, dropping what was typed).
 
 See docs/explanation/preflight.md, "Hunt wave ten: keys, groups, launcher".
 """
@@ -224,3 +227,19 @@ def test_every_list_typed_in_other_brackets_gets_the_list(brackets: str) -> None
         (problem,) = errors([S1, typed])
         assert problem.key == key and "a list is written in [ ]" in problem.fix, problem  # was: quoted
         _fix_validates([S1, typed], problem)
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "[multi_turn_base multi_turn_miss_func]",
+        "[multi_turn_base,multi_turn_miss_func multi_turn_miss_param]",
+        "[multi_turn_base  multi_turn_long_context]",
+    ],
+)
+def test_a_lists_items_separated_by_spaces_are_its_items(typed: str) -> None:
+    line = [S1, f"env.data.categories={typed}"]
+    (problem,) = errors(line)
+    words = typed.strip("[]").replace(",", " ").split()
+    assert problem.fix.startswith(f"set env.data.categories=[{','.join(words)}] ("), problem.fix
+    _fix_validates(line, problem)  # was: the old first item (`env.data.categories.0=multi_turn_base`)
