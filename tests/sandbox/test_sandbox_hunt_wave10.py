@@ -193,3 +193,24 @@ def test_a_readable_homes_tool_credentials_are_hidden_from_cells(tmp_path: Path)
     )]  # fmt: skip
     assert covered == list(TOOLS_FILES), set(TOOLS_FILES) - set(covered)
     assert not any(h.endswith(("train.jsonl", "model.py", "config.yml")) for h in hidden), hidden
+
+
+@ROOT
+def test_a_cells_path_names_only_directories_it_can_see(monkeypatch: pytest.MonkeyPatch) -> None:
+    """t3rl's PATH named the host's homes and tools (`/home/<user>/.local/bin`, `/opt/<project>/bin`) in
+    every cell: now only the directories of the cell's root (`cell.visible_path`); the system's stay."""
+    host_only = ["/home/wave10-user/.local/bin", "/opt/wave10-project/bin"]
+    monkeypatch.setenv("PATH", ":".join([*host_only, "/usr/bin", "/bin"]))
+
+    async def run() -> str:
+        sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=30, max_concurrency=1))
+        try:
+            result = await sandbox.run("import os; print(os.environ['PATH'])")
+        finally:
+            await sandbox.aclose()
+        assert result.ok, (result.error, result.stderr)
+        return result.stdout.strip()
+
+    entries = asyncio.run(run()).split(":")
+    assert not set(host_only) & set(entries), entries
+    assert "/usr/bin" in entries

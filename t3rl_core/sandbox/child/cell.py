@@ -131,6 +131,13 @@ def _read_exactly(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
+def visible_path(path: str) -> str:
+    """`path` (a PATH) with only the absolute directories that exist in the cell's root: the host's others
+    (`/home/alice/.local/bin`, `/opt/<project>/bin`) tell a cell of the host's users and tools, and nothing
+    runs from them there. Relative entries are the cell's own directory's."""
+    return os.pathsep.join(p for p in path.split(os.pathsep) if not os.path.isabs(p) or os.path.isdir(p))
+
+
 def report(fd: int, message: dict) -> None:
     with contextlib.suppress(OSError):
         os.write(fd, json.dumps(message).encode() + b"\n")
@@ -240,7 +247,7 @@ def _cell(spec: dict, pipes: Pipes, code: str, workdir: str) -> None:
         # cell's code: gone from its memory before it runs.
         spec.clear()
         os.chdir(workdir)
-        os.environ.update(HOME=workdir, TMPDIR=workdir)
+        os.environ.update(HOME=workdir, TMPDIR=workdir, PATH=visible_path(os.environ.get("PATH", "")))
         _reseed_preloaded()
     except BaseException as err:
         report(pipes.status, {"setup_error": f"{type(err).__name__}: {err}"})
