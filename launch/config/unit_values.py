@@ -17,6 +17,11 @@ _UNITS: dict[str, tuple[str, float]] = {
     "mib": ("bytes", 2**20),
     "gib": ("bytes", 2**30),
     "tib": ("bytes", 2**40),
+    # Kubernetes' binary suffixes (`80Gi`)
+    "ki": ("bytes", 2**10),
+    "mi": ("bytes", 2**20),
+    "gi": ("bytes", 2**30),
+    "ti": ("bytes", 2**40),
     "ms": ("seconds", 1e-3),
     "s": ("seconds", 1),
     "sec": ("seconds", 1),
@@ -32,6 +37,10 @@ _UNITS: dict[str, tuple[str, float]] = {
 # `mb` is read as MB by some tools and as MiB by others: a field named `_mb` takes a number typed in `MB`
 # as it is, and one typed in another unit is not converted (which of the two it means is the field's).
 _SAME_ONLY = frozenset({"mb"})
+# A letter alone (`80G`, SLURM's and Docker's memory sizes) is read as 1000s by some tools and 1024s by
+# others: it is the field's own unit when that is one of its readings (`gpu_memory_gib=80G` is 80), and
+# converted to none.
+_EITHER = {"k": frozenset({"kb", "kib"}), "g": frozenset({"gb", "gib"}), "t": frozenset({"tb", "tib"})}
 _TYPED = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]+)\s*")
 
 
@@ -44,7 +53,7 @@ def in_field_unit(key: str, typed: object, *, whole: bool) -> tuple[float | int,
     if match is None or (field_unit not in _UNITS and field_unit not in _SAME_ONLY):
         return None
     number, unit = float(match.group(1)), match.group(2).lower()
-    if unit == field_unit:
+    if unit == field_unit or field_unit in _EITHER.get(unit, ()):
         value = number
     elif field_unit in _SAME_ONLY or unit not in _UNITS:
         return None

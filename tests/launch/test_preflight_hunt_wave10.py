@@ -22,7 +22,10 @@ set, with a first fix that validates when applied (tests.support.fix_applier):
   value quoted as one text, `'(a,b)'`, refused when applied);
 - a list whose items are separated by spaces (`[multi_turn_base multi_turn_miss_func]`), read as one item
   no choice takes: the list with its words as items, first (launch/config/schema_errors._words_as_items;
-  was: `set env.data.categories.0=multi_turn_base`, the key's old first item, dropping what was typed).
+  was: `set env.data.categories.0=multi_turn_base`, the key's old first item, dropping what was typed);
+- a size typed with a letter alone or Kubernetes' binary suffix (`hardware.gpu_memory_gib=80G`, `80Gi`):
+  the number, in the field's unit where that is one of the letter's readings (launch/config/unit_values:
+  `_EITHER`, `gi`; was: the key's old value, 141).
 
 See docs/explanation/preflight.md, "Hunt wave ten: keys, groups, launcher".
 """
@@ -243,3 +246,19 @@ def test_a_lists_items_separated_by_spaces_are_its_items(typed: str) -> None:
     words = typed.strip("[]").replace(",", " ").split()
     assert problem.fix.startswith(f"set env.data.categories=[{','.join(words)}] ("), problem.fix
     _fix_validates(line, problem)  # was: the old first item (`env.data.categories.0=multi_turn_base`)
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"), [("80G", "80"), ("80g", "80"), ("80Gi", "80"), ("81920Mi", "80")]
+)
+def test_a_size_in_a_letter_or_a_binary_suffix_is_the_fields_number(typed: str, meant: str) -> None:
+    line = [S1, f"hardware.gpu_memory_gib={typed}"]
+    (problem,) = errors(line)
+    assert problem.fix.startswith(f"set hardware.gpu_memory_gib={meant} ("), problem.fix  # was: 141, the old
+    _fix_validates(line, problem)
+
+
+@pytest.mark.parametrize("typed", ["0.5T", "80K"])  # 1000s or 1024s: converted to neither
+def test_a_letter_of_another_size_is_not_converted(typed: str) -> None:
+    (problem,) = errors([S1, f"hardware.gpu_memory_gib={typed}"])
+    assert "as its name says" not in problem.fix, problem.fix
