@@ -627,25 +627,32 @@ CREDENTIAL_CALLS: dict[str, tuple[str | int, tuple[str, ...]]] = {
 _BIND_CALLS = tuple(call for call in CREDENTIAL_CALLS if "bind" in call)
 # A call's argument that is a string literal, positional or after its keyword (pattern strings compiled
 # on first use): group 1 the keyword, group 3 the literal.
-_CALL_ARGUMENT = r"""\s*(?:([A-Za-z_]\w*)\s*=\s*)?(['"])((?:(?!\2)[^\\\n]|\\.){1,512})\2\s*(?:,|(?=[)\]]))"""
+# A variable's name (`login(user, "V")`: a name is no credential, but holds its place), group 4.
+_CALL_ARGUMENT = (
+    r"""\s*(?:([A-Za-z_]\w*)\s*=\s*)?(?:(['"])((?:(?!\2)[^\\\n]|\\.){1,512})\2|([A-Za-z_][\w.]*))"""
+    r"""\s*(?:,|(?=[)\]]))"""
+)
 
 
 def call_credential_spans(text: str, name: str, opening: int) -> list[tuple[int, int]]:
     """The credential a call of `CREDENTIAL_CALLS`' `name` gives (its argument list opening at `opening`):
-    its literal arguments read up to the first that is not one."""
+    its arguments read up to the first that is neither a literal nor a variable's name; a literal where the
+    credential stands (wave ten: `smtp.login(user, "V")`, the user a variable, was read no further)."""
     where, keywords = CREDENTIAL_CALLS[name]
-    positional, named = [], []
+    positional: list[tuple[str | None, tuple[int, int] | None]] = []
+    named: list[tuple[str | None, tuple[int, int] | None]] = []
     at = opening + 1
     argument = re.compile(_CALL_ARGUMENT)
     while (found := argument.match(text, at)) is not None:
-        (named if found.group(1) else positional).append((found.group(1), found.span(3)))
+        literal = found.span(3) if found.group(3) is not None else None
+        (named if found.group(1) else positional).append((found.group(1), literal))
         at = found.end()
     spans = [span for keyword, span in named if keyword in keywords]
     if where == "last" and len(positional) >= 2:
         spans.append(positional[-1][1])
     elif isinstance(where, int) and len(positional) > where:
         spans.append(positional[where][1])
-    return [(a, b) for a, b in spans if not text.startswith(_NOT_VALUES, a)]
+    return [span for span in spans if span is not None and not text.startswith(_NOT_VALUES, span[0])]
 
 
 def _random_word_after(text: str, at: int) -> list[tuple[int, int]]:

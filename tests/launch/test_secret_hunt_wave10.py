@@ -253,3 +253,26 @@ def test_kaggles_key_beside_its_username_is_masked_and_refused(text: str) -> Non
 )  # fmt: skip
 def test_a_hash_under_key_elsewhere_stays(text: str) -> None:
     assert mask_text(text) == text
+
+
+# ------------------------------------------------------------ kind 8: a call's user a variable
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f'smtp.login(user, "{V}")', f'server.login(EMAIL, "{V}")', f'ftp.login(cfg.user, "{V}")',
+     f'HTTPBasicAuth(user, "{V}")', f'requests.get(url, auth=(user, "{V}"))', f'l.simple_bind_s(dn, "{V}")',
+     f'pxssh.login(host, user, "{V}")'],
+)  # fmt: skip
+def test_a_literal_credential_beside_a_variable_is_masked_and_refused(text: str) -> None:
+    """`secret_commands.CREDENTIAL_CALLS`' calls read a variable's name as an argument that holds its place
+    (wave nine read the literals up to the first name, so none when the user was a variable)."""
+    assert _masked(text), mask_text(text)
+    assert V in "".join(credentials_in(text))
+
+
+@pytest.mark.parametrize(
+    "text", ["smtp.login(user, password)", 'login("alice")', "wandb.login(key=api_key)", "auth=(user, pw)"]
+)
+def test_a_call_without_a_literal_credential_stays(text: str) -> None:
+    assert mask_text(text) == text
