@@ -15,6 +15,8 @@ import re
 import shlex
 from typing import Any
 
+from t3rl_core.counts import counted
+
 # The longest piece of a value a message repeats (a 10,000-digit number is shown by its head).
 _SHOWN = 60
 
@@ -75,7 +77,7 @@ def _several_choices(param: Any, item: str) -> str | None:
     name = param_name(param)
     option = param.param_type_name == "option"
     each = [f"{name} {shlex.quote(str(p))}" if option else shlex.quote(str(p)) for p in parts]
-    why = f"{_shown(item)} is {len(parts)} choices in one value: {name} takes one"
+    why = f"{_shown(item)} is {counted(len(parts), 'choice')} in one value: {name} takes one"
     if getattr(param, "multiple", False):
         return f"{why} and repeats; fix: {' '.join(each)}"
     return f"{why} per command line; fix: {', then '.join(each)}"
