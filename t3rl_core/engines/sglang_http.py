@@ -16,6 +16,8 @@ import time
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from t3rl_core import finite, outside_json
 from t3rl_core.backoff import backoff_delay
 from t3rl_core.counts import counted
@@ -40,6 +42,17 @@ _LENGTH_REFUSALS = (b"context length", b"maximum allowed length")
 # SGLang's model gateway (sgl-router) answers 429 when its request queue is full and 408 when a request
 # waited in it past --queue-timeout-secs: the request was never run, and may be sent again.
 _COME_BACK_LATER = frozenset({408, 429})
+
+
+class ServedModelInfo(BaseModel):
+    """What t3rl reads of SGLang's `GET /get_model_info` answer (slime's router forwards a worker's): the
+    served checkpoint's path, recorded as the eval's `served_model` and fingerprinted when it is local.
+    Any other key is kept as it came. A server answering something else there is no SGLang server: an
+    object whose model_path was a number crashed the eval's record (TypeError) after the check passed."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    model_path: str = Field(min_length=1)
 
 
 class BadResponse(ValueError):
@@ -258,6 +271,7 @@ class SGLangEngine(Engine):
         timeout = aiohttp.ClientTimeout(total=self.config.health_timeout_s)
         session, _ = self._client()
         info: Any = None
+        raw = b""
         for path in ("/health", "/get_model_info"):
             try:
                 async with session.get(
@@ -279,8 +293,18 @@ class SGLangEngine(Engine):
                     f"SGLang server {where} is not answering GET {path} ({mask_text(reason)}); start it "
                     "or point eval.engine.url / --url at a running one"
                 ) from None
-        model = info.get("model_path") if isinstance(info, dict) else None
-        return {"url": where, "served_model": model, "model_info": info if isinstance(info, dict) else None}
+        try:
+            served = ServedModelInfo.model_validate(info)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(map(str, error["loc"])) or "the answer"
+            said = "should be a JSON object" if error["type"] == "model_type" else error["msg"]
+            raise EngineUnavailable(
+                f"SGLang server {where}: GET /get_model_info answered {mask_text(repr(raw[:200]))}, not "
+                f"SGLang's model info ({field}: {said}); point eval.engine.url / --url at an SGLang "
+                "server (or slime's router)"
+            ) from None
+        return {"url": where, "served_model": served.model_path, "model_info": info}
 
     def _refused(self, where: str, request: str, status: int) -> str:
         sent = (
