@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 
 from launch.checks.undo import DELETES, WITHOUT
-from launch.config.errors import QUOTED_ONLY, WITH_PLUS, Problem
+from launch.config.errors import QUOTED_ONLY, VALUES_QUOTED, WITH_PLUS, Problem
 from launch.config.override_fixes import shell_word
 from launch.config.schema_errors import AS_TYPED
 
@@ -142,17 +142,19 @@ def quoted_tried(
     (`name=cafe`), when that validates: one step, where it took two (was: quoted, then its ASCII spelling)."""
     if _TRYING.get():
         return problems
-    return [
-        _quoted_tried(p, overrides, config_dirs, refusals) if QUOTED_ONLY in p.message else p
-        for p in problems
-    ]
+    return [_quoted_tried(p, overrides, config_dirs, refusals) if quoted_only(p) else p for p in problems]
+
+
+def quoted_only(problem: Problem) -> bool:
+    """Whether `problem` is answered with its value quoted (a value Hydra's grammar reads only quoted)."""
+    return QUOTED_ONLY in problem.message or f"({VALUES_QUOTED}" in problem.fix
 
 
 def _quoted_tried(
     problem: Problem, overrides: Sequence[str], config_dirs: Sequence[str], refusals: Refusals
 ) -> Problem:
     typed = problem.source.removeprefix("override `").removesuffix("`")
-    words = shlex.split(problem.fix) if typed in overrides else []
+    words = shlex.split(problem.fix.partition(f" ({VALUES_QUOTED}")[0]) if typed in overrides else []
     if len(words) != 1:
         return problem
     quoted_line = words[0]
@@ -164,7 +166,12 @@ def _quoted_tried(
     # The refusal's alternatives that read what was typed: not the key's old value (`its value without`).
     for alternative in errors[0].fix.split("; or "):
         found = _ONE_SET.match(alternative.strip())
-        if found is None or found["key"] != problem.key or WITHOUT in alternative:
+        # the key's old value is no reading of what was typed, unless it is also that (`(8)` on an 8)
+        if (
+            found is None
+            or found["key"] != problem.key
+            or (WITHOUT in alternative and AS_TYPED not in alternative)
+        ):
             continue
         line = f"{plus}{found['key']}={found['value']}"
         if not _tried(refusals, [*(o for o in overrides if o != typed), line], config_dirs):

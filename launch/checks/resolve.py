@@ -22,7 +22,7 @@ from launch.checks.group_choice import with_group_fixes, with_package_keys
 from launch.checks.undo import deletion_first, trims_first, with_undo_fixes
 from launch.checks.validate import import_checks, validate_and_plan
 from launch.config import compose_ahead
-from launch.config.errors import QUOTED_ONLY, WITH_PLUS, ConfigError, Problem
+from launch.config.errors import QUOTED_ONLY, VALUES_QUOTED, WITH_PLUS, ConfigError, Problem
 from launch.config.provenance import Provenance
 from launch.config.resolved import composed_plain
 from launch.config.schema import RunConfig, build_run_validator, build_validators
@@ -102,7 +102,7 @@ def resolve(
             from launch.checks.fix_closure import completed  # lazy: only a fix that reads what was typed
 
             problems = completed(problems, overrides, config_dirs, _refusals)
-        if any(QUOTED_ONLY in p.message for p in problems):  # `name=café`: quoted, is it taken?
+        if any(QUOTED_ONLY in p.message or f"({VALUES_QUOTED}" in p.fix for p in problems):  # quoted, taken?
             from launch.checks.fix_closure import quoted_tried  # lazy: only a value Hydra reads quoted
 
             problems = quoted_tried(problems, overrides, config_dirs, _refusals)

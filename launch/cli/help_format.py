@@ -354,7 +354,47 @@ class PlainCommand(_ExamplesAtItsWidth, _ExitCodesEpilog, _HelpOptionPerNames, T
         if not ctx.resilient_parsing:
             _refuse_given_twice(self.params, args, ctx)
             _glob_expanded_by_the_shell(self.params, args, ctx)
-        return _value_missing_named(self.params, ctx, lambda: super(PlainCommand, self).parse_args(ctx, args))
+        return _value_missing_named(self.params, ctx, lambda: self._extra_arguments_split(ctx, args))
+
+    def _extra_arguments_split(self, ctx: Any, args: list[str]) -> list[str]:
+        """Click's parse, with words past the last argument that takes one value read as more values of it
+        (`t3rl ls experiment stage1_bfcl quickstart`): one command line per value, where Click said only
+        "Got unexpected extra argument(s) (quickstart)"."""
+        typed = list(args)  # Click's parser consumes the list it is given
+        allowed, ctx.allow_extra_args = ctx.allow_extra_args, True
+        try:
+            rest = super().parse_args(ctx, args)
+        finally:
+            ctx.allow_extra_args = allowed
+        if rest and not allowed and not ctx.resilient_parsing:
+            ctx.fail(_one_line_per_value(self.params, ctx, typed, rest))
+        return rest  # type: ignore[no-any-return]
+
+
+def _one_line_per_value(params: list[Any], ctx: Any, args: list[str], extra: list[str]) -> str:
+    """What words past a command's arguments meant: more values of its last argument taking one, each its
+    own command line; else Click's words."""
+    from t3rl_core.counts import counted  # lazy: only for a command line Click refused
+
+    said = f"Got unexpected extra argument(s) ({' '.join(extra)})"
+    last = next((p for p in reversed(params) if p.param_type_name == "argument" and p.nargs == 1), None)
+    given = ctx.params.get(last.name) if last is not None else None
+    words = list(args)
+    for word in reversed(extra):  # the extra words come after the value given: drop them from the end
+        words.pop(len(words) - 1 - words[::-1].index(word))
+    given = os.fspath(given) if isinstance(given, str | os.PathLike) else None  # a path's as typed
+    if given is None or given not in words or any(w.startswith("-") for w in extra):
+        return said
+    at = len(words) - 1 - words[::-1].index(given)
+    values = list(dict.fromkeys([given, *extra]))
+    lines = [shlex.join([*ctx.command_path.split(), *words[:at], v, *words[at + 1 :]]) for v in values]
+    metavar = getattr(last, "metavar", None) or str(getattr(last, "name", "")).upper()
+    if len(values) == 1:
+        return f"{said}: {metavar} takes one value, given twice; the command line: {lines[0]}"
+    return (
+        f"{said}: {metavar} takes one value, {counted(len(values), 'value')} given; one command line each: "
+        + ", then ".join(lines)
+    )
 
 
 def _value_missing_named(params: list[Any], ctx: Any, parse: Any) -> list[str]:

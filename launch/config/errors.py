@@ -25,6 +25,11 @@ AS_TYPED = "the value typed, in the form the field takes"
 # How a value Hydra's grammar refuses unquoted (`name=café`) is answered (launch.config.override_syntax):
 # the quoted form, which launch.checks.fix_closure.quoted_tried tries as applied.
 QUOTED_ONLY = "which Hydra's override grammar reads only quoted"
+# How a value Hydra's grammar refuses and takes quoted (`seed=(3)`, `~/x`) is answered: the quoted form,
+# which launch.checks.fix_closure.quoted_tried tries as applied.
+VALUES_QUOTED = "values quoted: Hydra reads = : ~ and the like in them as syntax"
+# The brackets Hydra's grammar reads (a list's, a mapping's, a function call's), opener to closer.
+BRACKETS = {"[": "]", "{": "}", "(": ")"}
 # How a mapping typed without '+' onto a mapping a file sets is answered (launch.config.compose): the line
 # with '+', which launch.checks.fix_closure.plus_tried tries as applied.
 WITH_PLUS = "add its keys with '+': "

@@ -30,7 +30,7 @@ from launch.config.command_line import (
     ROOT_OPTIONS,
     RUNNING,
 )
-from launch.config.errors import AS_TYPED, QUOTED_ONLY, Problem, did_you_mean
+from launch.config.errors import AS_TYPED, BRACKETS, QUOTED_ONLY, VALUES_QUOTED, Problem, did_you_mean
 from launch.config.fixes import quoted
 from launch.config.optional_groups import OPTIONAL_GROUPS
 from launch.config.override_fixes import shell_word
@@ -43,7 +43,6 @@ GENERIC_FIX = (
     "write overrides as key=value, +key=value (add), ~key (delete) or group=option; "
     "quote values with spaces or brackets for the shell"
 )
-_PAIRS = {"[": "]", "{": "}", "(": ")"}
 # Characters besides ASCII letters and digits that an unquoted value may hold without quotes mattering.
 _PLAIN_VALUE = "_-./:+@%~$|?*"
 # The characters of Hydra's override grammar itself.
@@ -471,8 +470,7 @@ def _hydra_problem(items: list[str]) -> Problem:
             typo = _stray_separator(item)
             repaired = _values_quoted(item)
             stray = ", a stray ',' dropped" if repaired and _empty_element(item) else ""
-            syntax = f"Hydra reads = : ~ and the like in them as syntax{stray}"
-            quoted_fix = repaired and f"{shell_word(repaired)} (values quoted: {syntax})"
+            quoted_fix = repaired and f"{shell_word(repaired)} ({VALUES_QUOTED}{stray})"
             called = _CALLED.search(reason[0])
             fix = (
                 f"{shell_word(typo[0])} ({typo[1]})"
@@ -596,8 +594,8 @@ def _closers(text: str) -> str:
             continue
         if char in "'\"":
             stack.append(char)
-        elif char in _PAIRS:
-            stack.append(_PAIRS[char])
+        elif char in BRACKETS:
+            stack.append(BRACKETS[char])
         elif stack and char == stack[-1]:
             stack.pop()
     return "".join(reversed(stack))

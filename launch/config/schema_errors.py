@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from launch.config.errors import AS_TYPED, Problem, did_you_mean
+from launch.config.errors import AS_TYPED, BRACKETS, Problem, did_you_mean
 from launch.config.fixes import assign, quoted, value_at
 from launch.config.provenance import Provenance
 from launch.config.schema_walk import OVERLAYS, field_names, model_at
@@ -248,6 +248,9 @@ def _problem(item: Any, key: str, provenance: Provenance, root: Mapping[str, Any
     one = _one_item_list(item, key, root) if kind == "list_type" else None
     if one:
         return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, one)
+    inside = _one_item_inside(item, key, root) if source.startswith("override `") else None
+    if inside:
+        return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, inside)
     fraction = _as_fraction(item, key) or _percent_text(item, key, root)
     if fraction:
         return Problem(key, f"{item['msg']} (got {item.get('input')!r})", source, fraction)
@@ -428,6 +431,25 @@ def _percent_text(item: Any, key: str, root: Mapping[str, Any]) -> str | None:
     return (
         f"set {key}={value / 100:g} ({AS_FRACTION}{value:g} % is {value / 100:g})" if value <= 100 else None
     )
+
+
+def _one_item_inside(item: Any, key: str, root: Mapping[str, Any]) -> str | None:
+    """One value typed in brackets for a field that holds one (`seed=[3]`; `seed=(3)`, `(3,)`, `{3}`, which
+    Hydra's grammar reads only quoted, `'(3)'`): the item inside, when the field takes it (was: the key's
+    old value, what was typed dropped). The field's declared type decides, not the brackets."""
+    typed = item.get("input")
+    if isinstance(typed, list) and len(typed) == 1:
+        inside, brackets = typed[0], "[ ]"
+    elif isinstance(typed, str) and typed[:1] in BRACKETS and typed[-1:] == BRACKETS[typed[0]]:
+        items = [e.strip() for e in typed[1:-1].split(",") if e.strip()]  # a stray ',' dropped: `(3,)`
+        inside, brackets = (items[0] if len(items) == 1 else None), f"{typed[0]} {typed[-1]}"
+    else:
+        return None
+    field = _field_at(key, root)
+    if inside is None or isinstance(inside, list | dict) or field is None or not _validates(field, inside):
+        return None
+    text = _override_text(inside)
+    return f"set {assign(root, key, text)} ({AS_TYPED}: the one item in {brackets}; {key} holds one value)"
 
 
 def _one_item_list(item: Any, key: str, root: Mapping[str, Any]) -> str | None:
