@@ -22,9 +22,9 @@ from launch.checks.context import Context
 from launch.checks.ledger import sweep_problems as concurrent_problems
 from launch.checks.resolve import resolve
 from launch.checks.rules.stage_hardware import replaced_root_fields
-from launch.checks.rules.unread import unread_keys
+from launch.checks.rules.unread import Unread, unread_keys, unread_prefix
 from launch.checks.search_settings import search_setting_problems
-from launch.checks.search_space import Param, edge_values, search_params, search_space_problems
+from launch.checks.search_space import PARAMS, Param, edge_values, search_params, search_space_problems
 from launch.checks.validate import build_scopes, trial_plan
 from launch.config.compose import parse_overrides
 from launch.config.errors import ConfigError, Problem, render_problems
@@ -238,10 +238,12 @@ def search_problems(overrides: Sequence[str], first: Resolved, config_dirs: Sequ
     params = search_params(sweeper, overrides, first.provenance.source)
     base = search_base(overrides, config_dirs)
     n_trials = int(sweeper.get("n_trials") or 1)
+    unread: dict[tuple[str, ...], dict[str, Unread]] = {}
     problems = search_space_problems(
-        params, base, first.config, lambda o: _problems_of(o, config_dirs), n_trials
+        params, base, first.config, lambda o: _problems_of(o, config_dirs, unread), n_trials
     )
     if not any(p.severity == "error" for p in problems):
+        problems += _unread_entries(params, unread)
         problems += _trial_eval_problems(params, base, first, config_dirs)
     n_jobs = int(sweeper.get("n_jobs") or 1)
     if n_jobs > 1 and not problems:
@@ -313,12 +315,52 @@ def _trials_at_once(first: Resolved, n_jobs: int, source: str) -> list[Problem]:
     ]
 
 
-def _problems_of(overrides: Sequence[str], config_dirs: Sequence[str]) -> list[Problem]:
+def _problems_of(
+    overrides: Sequence[str], config_dirs: Sequence[str], unread: dict[tuple[str, ...], dict[str, Unread]]
+) -> list[Problem]:
+    """The problems of a run from these overrides; what nothing reads in it goes into `unread`."""
     try:
-        resolve(list(overrides), config_dirs)
+        resolved = resolve(list(overrides), config_dirs)
     except ConfigError as error:
         return list(error.problems)
+    scopes, _ = build_scopes(resolved.run, resolved.config, resolved.provenance)
+    unread[tuple(overrides)] = unread_keys(resolved.run, scopes)
     return []
+
+
+def _unread_entries(
+    params: Sequence[Param], probed: Mapping[tuple[str, ...], dict[str, Unread]]
+) -> list[Problem]:
+    """Entries whose key nothing reads in any run the space was probed with (each entry at its edges,
+    the others set as a trial sets them; `launch.checks.rules.unread`): every trial runs the same
+    whatever Optuna picks there, and the sampler models a dimension with no effect (was: valid, as
+    `tracking.project=choice(a,b)` under `tracking=none`). A warning, as a sweep's points that differ
+    only in such keys are."""
+    problems = []
+    for param in params:
+        name = param.key.lstrip("+~")
+        runs = [
+            unread
+            for overrides, unread in probed.items()
+            if any(o.startswith(f"{param.key}=") for o in overrides)
+        ]
+        why = [unread[prefix] for unread in runs if (prefix := unread_prefix(name, unread)) is not None]
+        if not runs or len(why) < len(runs):
+            continue
+        source = param.source.removeprefix("override ")
+        problems.append(
+            Problem(
+                name if param.from_command_line else f"{PARAMS}.{param.key}",
+                f"the search entry '{param.text}' searches {name}, which nothing reads ({why[0].why}): every "
+                "trial runs the same whatever value is picked there",
+                param.source,
+                f"{why[0].instead}; or drop the entry ({source})"
+                if param.from_command_line
+                else f"{why[0].instead}; or drop the entry from {source}",
+                severity="warning",
+            )
+        )
+    return problems
 
 
 def refuse_whole_sweep(

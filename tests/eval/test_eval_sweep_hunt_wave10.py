@@ -5,21 +5,31 @@
   check, as a server that is not SGLang, before any episode: `{"model_path": 5}` passed the check and
   crashed the eval's record with "t3rl failed unexpectedly: TypeError". The answer's shape is declared
   once (`t3rl_core.engines.sglang_http.ServedModelInfo`); the cases are built from that declaration.
+- A search entry over a key nothing reads in any trial (`tracking.project=choice(a,b)` under
+  `tracking=none`, Adam's betas under `optimizer.name=sgd`) is a warning naming the key, why and what
+  would have it read: it validated silently, and every trial ran the same whatever Optuna picked there.
+  Read from the `ReadWhen` declarations (`launch.checks.rules.unread`) in the runs the space is probed
+  with, so a key read in some trial (its sibling searched too) is not warned about.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from launch.cli.app import app
 from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.engines.config import SGLangEngineConfig
 from t3rl_core.engines.sglang_http import ServedModelInfo, SGLangEngine
 from tests.support.body_server import answering
+from tests.support.planted import isolate
 
 
 def _check(url: str) -> dict[str, Any]:
@@ -62,3 +72,60 @@ def test_sglangs_model_info_passes_with_every_key_recorded() -> None:
     with answering(json.dumps(answer).encode()) as url:
         info = _check(url)
     assert info["served_model"] == "/models/m" and info["model_info"] == answer
+
+
+S1 = "+experiment=stage1_bfcl"
+SEARCH = [S1, "hparams_search=bfcl_lr_kl_reward"]
+OPT = "stages.train.curriculum.optimizer"
+_BLOCK = re.compile(r"^(warning|error) (\S+): (.*)\n\s+set in: (.*)\n\s+fix: (.*)$", re.M)
+
+
+@pytest.fixture(scope="module")
+def _module_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("search_unread")
+
+
+@pytest.fixture
+def workdir(_module_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """One working directory and composition cache for the searches (their edges recur)."""
+    return isolate(_module_dir, monkeypatch, {})
+
+
+def _validate(*args: str) -> dict[str, tuple[str, str, str, str]]:
+    """`t3rl validate -m ARGS`, which must pass: key -> (severity, message, set in, fix) of each problem."""
+    result = CliRunner().invoke(app, ["validate", "-m", *args], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    return {m[2]: (m[1], m[3], m[4], m[5]) for m in _BLOCK.finditer(result.output)}
+
+
+@pytest.mark.usefixtures("workdir")
+def test_a_searched_key_nothing_reads_is_a_warning_with_what_reads_it() -> None:
+    project, beta = "tracking.project=choice(a,b)", f"{OPT}.adam_beta1=interval(0.8, 0.9)"
+    found = _validate(*SEARCH, "tracking=none", project, f"{OPT}.name=sgd", beta)
+    for entry, read_by in ((project, "tracking.kind=wandb"), (beta, f"{OPT}.name=adam")):
+        key = entry.split("=", 1)[0]
+        severity, message, source, fix = found[key]
+        assert severity == "warning" and "nothing reads" in message, found
+        assert source == f"override `{entry}`" and f"set {read_by} to have it read" in fix, found
+    # The shipped entries are read in every trial: no warning of theirs.
+    assert not [k for k in found if k.startswith(("stages.train.curriculum.", "reward")) and "adam" not in k]
+
+
+@pytest.mark.usefixtures("workdir")
+def test_a_key_read_in_some_trial_is_no_warning() -> None:
+    """Adam's beta with the optimizer searched too: the trials that pick adam read it."""
+    found = _validate(*SEARCH, f"{OPT}.name=choice(sgd,adam)", f"{OPT}.adam_beta1=interval(0.8, 0.9)")
+    assert f"{OPT}.adam_beta1" not in found, found
+
+
+def test_a_file_entry_nothing_reads_is_blamed_on_the_file(workdir: Path) -> None:
+    conf = workdir / "conf" / "hparams_search"
+    conf.mkdir(parents=True, exist_ok=True)
+    shipped = Path(__file__).parents[2] / "conf" / "hparams_search" / "bfcl_lr_kl_reward.yaml"
+    text = shipped.read_text().replace(
+        "reward: choice(", "tracking.project: choice(x, y)\n      reward: choice("
+    )
+    (conf / "unread.yaml").write_text(text)
+    found = _validate("--config-dir", str(workdir / "conf"), S1, "hparams_search=unread", "tracking=none")
+    severity, _, source, fix = found["hydra.sweeper.params.tracking.project"]
+    assert severity == "warning" and "unread.yaml" in source and f"drop the entry from {source}" in fix
