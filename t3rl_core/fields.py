@@ -964,9 +964,18 @@ def _url(
             raise Corrected(
                 f"a URL needs a scheme ({'://, '.join(schemes)}://)", check(f"{schemes[0]}://{value}")
             )
+        if scheme.lower() in schemes and scheme not in schemes:
+            # A scheme is case-insensitive (RFC 3986 3.1): `HTTP://host` is the same URL, written as
+            # clients and the records write it (was: refused as having no scheme).
+            return check(scheme.lower() + value[len(scheme) :])
         host, port = _authority(rest)
-        if scheme not in schemes or not host or any(c.isspace() for c in value):
-            raise ValueError(f"a URL with a scheme and a host is needed, e.g. {schemes[0]}://host:port")
+        if scheme not in schemes:
+            taken = ", ".join(f"{s}://" for s in schemes)
+            raise ValueError(
+                f"the scheme {scheme}:// is not one this URL takes ({taken}), e.g. {schemes[0]}://host:port"
+            )
+        if not host or any(c.isspace() for c in value):
+            raise ValueError(f"a URL with a host and no white space is needed, e.g. {schemes[0]}://host:port")
         if port is not None and not (port.isdigit() and 0 < int(port) < 65536):
             raise ValueError(f"port {port!r} is not a number in 1..65535")
         _no_malformed_address(host)

@@ -10,6 +10,9 @@
   would have it read: it validated silently, and every trial ran the same whatever Optuna picked there.
   Read from the `ReadWhen` declarations (`launch.checks.rules.unread`) in the runs the space is probed
   with, so a key read in some trial (its sibling searched too) is not warned about.
+- A URL whose scheme is written in capitals (`HTTP://host:30000`) is the same URL (RFC 3986 3.1) and
+  validates, written lower-case; a foreign scheme (`ftp://x`) is refused naming it. Both were refused
+  with "a URL with a scheme and a host is needed" (`t3rl_core.fields._url`, every URL kind).
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 from typer.testing import CliRunner
 
 from launch.cli.app import app
 from t3rl_core.engines.base import EngineUnavailable
 from t3rl_core.engines.config import SGLangEngineConfig
 from t3rl_core.engines.sglang_http import ServedModelInfo, SGLangEngine
+from t3rl_core.fields import HttpUrl, OpenAIBaseUrl, RayAddress, SandboxFusionUrl, SGLangUrl
 from tests.support.body_server import answering
 from tests.support.planted import isolate
 
@@ -129,3 +134,26 @@ def test_a_file_entry_nothing_reads_is_blamed_on_the_file(workdir: Path) -> None
     found = _validate("--config-dir", str(workdir / "conf"), S1, "hparams_search=unread", "tracking=none")
     severity, _, source, fix = found["hydra.sweeper.params.tracking.project"]
     assert severity == "warning" and "unread.yaml" in source and f"drop the entry from {source}" in fix
+
+
+# Every URL kind `t3rl_core.fields` declares, with a URL of it that validates.
+_URL_KINDS = {
+    HttpUrl: "http://127.0.0.1:30000",
+    SGLangUrl: "http://127.0.0.1:30000",
+    OpenAIBaseUrl: "https://api.example.com/v1",
+    SandboxFusionUrl: "http://sandbox:8080",
+    RayAddress: "ray://head:10001",
+}
+
+
+@pytest.mark.parametrize(("kind", "url"), list(_URL_KINDS.items()), ids=lambda v: str(v)[:40])
+def test_a_url_scheme_is_read_without_its_case_and_a_foreign_one_is_named(kind: Any, url: str) -> None:
+    """`HTTP://host` is the URL `http://host` (a scheme is case-insensitive): it validated as having no
+    scheme or host. `ftp://host` has both: the refusal names its scheme, not a missing one."""
+    adapter = TypeAdapter(kind)
+    scheme, rest = url.split("://", 1)
+    for written in (scheme.upper(), scheme.title()):
+        assert adapter.validate_python(f"{written}://{rest}") == adapter.validate_python(url)
+    with pytest.raises(ValidationError) as refused:
+        adapter.validate_python(f"ftp://{rest}")
+    assert "the scheme ftp:// is not one this URL takes" in str(refused.value)
