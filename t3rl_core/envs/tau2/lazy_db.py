@@ -4,7 +4,8 @@ A tau2 database is a few tables (retail: products, users, orders; airline: fligh
 reservations), each a dict from id to a pydantic record; an episode reads a handful of records out of
 thousands. `lazy_copy` gives each episode a database whose tables are `LazyTable`s: a record is
 deep-copied from the domain's shared database the first time Python code reads it (by key, `get`,
-`values`, `items`, `pop`…), so the shared records are never handed out and so never changed; the
+`values`, `items`, `pop`…), so the shared records are never handed out and so never changed (but to
+the tau2 functions declared to scan a table only reading it: `read_only_scans`); the
 records not read stay the shared ones, which only serialisers (pydantic's `model_dump`, reading the
 dict directly) see.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +29,7 @@ import orjson
 from pydantic import BaseModel
 
 from t3rl_core.envs.tau2.db_copy import copy_model, copy_tree
+from t3rl_core.envs.tau2.read_only_scans import reads_only
 
 
 class LazyTable(dict):  # type: ignore[type-arg]
@@ -69,12 +72,18 @@ class LazyTable(dict):  # type: ignore[type-arg]
         self._own_all()
         return dict.popitem(self)
 
+    def _scan(self, caller: Any) -> None:
+        """Before a scan: copy every record unless the scanning function only reads them
+        (t3rl_core.envs.tau2.read_only_scans)."""
+        if not reads_only(caller.f_code, caller.f_globals.get("__name__")):
+            self._own_all()
+
     def values(self) -> Any:
-        self._own_all()
+        self._scan(sys._getframe(1))
         return dict.values(self)
 
     def items(self) -> Any:
-        self._own_all()
+        self._scan(sys._getframe(1))
         return dict.items(self)
 
     def copy(self) -> dict[Any, Any]:
