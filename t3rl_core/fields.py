@@ -494,6 +494,24 @@ def _path_component(value: str) -> str:
     return value
 
 
+# The file a prepared split is written to: `<split>.jsonl` in the prepare_data stage's directory.
+SPLIT_FILE_SUFFIX = ".jsonl"
+
+
+def _split_name(value: str) -> str:
+    """A split's name; its prepared file's path (`data/bfcl_train.jsonl`) names the split its stem is: the
+    env's check then judges that name (was: the path made a safe directory name, `data_bfcl_train.jsonl`,
+    no split's)."""
+    stem = value.rpartition("/")[2].removesuffix(SPLIT_FILE_SUFFIX)
+    if ("/" in value or value.endswith(SPLIT_FILE_SUFFIX)) and stem and stem != value:
+        try:
+            _path_component(stem)
+        except ValueError:
+            return _path_component(value)
+        raise Reread(f"a split is named, not its prepared file ({stem}{SPLIT_FILE_SUFFIX})", stem)
+    return _path_component(value)
+
+
 def _stage_ref(value: str) -> str:
     if "/" in value or ":" in value:  # another run's stage (run:<dir>:<stage>) or a directory
         return _path(value)
@@ -760,6 +778,8 @@ StageRef = _kind(
 )
 # A user string that becomes one directory or file name.
 PathComponent = _kind("path component", "becomes one directory or file name", _path_component)
+# The name of a split an env's data preparation writes (its file is <name>.jsonl).
+SplitName = _kind("split name", "one name; its prepared file is <name>.jsonl", _split_name)
 # A path read where the stage runs (relative ones against its working directory; ~ is expanded).
 LocalPath = _kind("path", "a file or directory path", _path)
 # A directory t3rl writes into (created with its parents when missing): pre-flight checks that it can be.

@@ -65,6 +65,7 @@ from t3rl_core.fields import (
     ShellScript,
     SlurmDuration,
     SlurmPartitions,
+    SplitName,
     StageName,
     StageRef,
     Temperature,
@@ -362,8 +363,8 @@ class CurriculumConfig(StrictModel):
     # "rl": slime's policy-gradient loop; "sft": slime's SFT mode (cold start, rejection-sampled data).
     mode: Literal["rl", "sft"] = "rl"
     # Prepared split names (files <split>.jsonl of the prepare_data stage).
-    train_split: PathComponent
-    eval_split: PathComponent | None = None
+    train_split: SplitName
+    eval_split: SplitName | None = None
     num_rollout: int | None = Field(None, ge=1)
     num_epoch: int | None = Field(None, ge=1)
     rollout_batch_size: int = Field(ge=1)

@@ -13,9 +13,9 @@ from t3rl_core.fields import (
     Hostname,
     Label,
     NodeGpus,
-    PathComponent,
     Port,
     Seed,
+    SplitName,
     StartupSeconds,
     Temperature,
     TopK,
@@ -57,7 +57,7 @@ class EvalConfig(StrictModel):
     # model), sglang (an SGLang server) or a plugin engine.
     engine: AnyEngineConfig = Field(default_factory=ReferenceEngineConfig)
     # Prepared split to evaluate (a file <split>.jsonl of the prepare_data stage).
-    split: PathComponent = "bfcl_test"
+    split: SplitName = "bfcl_test"
     # Samples per task; pass@k and pass^k are reported for every k in `pass_k` (each ≤ samples).
     samples: int = Field(1, ge=1, le=MAX_SAMPLES_PER_TASK)
     # Whole-eval repeats, repeat r with seed `seed + r`: the summary reports each metric's mean, standard

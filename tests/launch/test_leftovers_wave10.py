@@ -7,7 +7,10 @@
   `'(3)'`, which the field refuses in turn; was: the quoted form offered, or the key's old value);
 - words past a command's last argument that takes one value (`t3rl ls experiment stage1_bfcl quickstart`):
   one command line per value, exit 2 (launch/cli/help_format._one_line_per_value; was: Click's "Got
-  unexpected extra argument(s)" alone).
+  unexpected extra argument(s)" alone);
+- a split given as its prepared file's path (`train_split=data/bfcl_train.jsonl`): the split its stem names,
+  first when that validates (t3rl_core.fields.SplitName, the kind of every field naming a split; was: the
+  path made a safe directory name, `data_bfcl_train.jsonl`, which names no split).
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from __future__ import annotations
 import shlex
 
 import pytest
+from pydantic import ValidationError
 
 from launch.config.errors import Problem
+from t3rl_core.envs.retool.config import ReToolDataConfig
 from tests.support.cli_app import invoke
 from tests.support.refusals import errors, fixed
 
@@ -108,3 +113,34 @@ def test_the_same_value_twice_is_one_line() -> None:
     assert result.exit_code == 2, result.output
     said = " ".join(result.output.replace("│", " ").split())
     assert "given twice; the command line: t3rl ls experiment quickstart" in said, result.output
+
+
+# ----------------------------------------------------------------- a split given as its file's path
+
+
+@pytest.mark.parametrize(
+    ("key", "typed", "split"),
+    [
+        ("train_split", "data/bfcl_train.jsonl", "bfcl_train"),
+        ("eval_split", "/abs/prepared/bfcl_val.jsonl", "bfcl_val"),
+        ("train_split", "bfcl_train.jsonl", "bfcl_train"),
+    ],
+)
+def test_a_split_given_as_its_prepared_file_names_the_split(key: str, typed: str, split: str) -> None:
+    line = ["+experiment=stage1_bfcl", f"stages.train.curriculum.{key}={typed}"]
+    problem = _only(line)
+    applied = fixed(line, problem)
+    assert applied[-1] == f"stages.train.curriculum.{key}={split}", problem.fix
+    assert errors(applied) == []
+
+
+def test_a_files_stem_that_names_no_split_is_not_the_first_fix() -> None:
+    line = ["+experiment=stage1_bfcl", "stages.train.curriculum.train_split=data/nope.jsonl"]
+    problem = _only(line)
+    assert errors(fixed(line, problem)) == [], problem.fix
+
+
+def test_every_field_naming_a_split_reads_a_files_path() -> None:
+    """The kind is declared once (t3rl_core.fields.SplitName): an env's own split field reads it too."""
+    with pytest.raises(ValidationError, match="use retool_test"):
+        ReToolDataConfig.model_validate({"test_split": "data/retool_test.jsonl"})

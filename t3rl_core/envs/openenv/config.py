@@ -15,7 +15,7 @@ from t3rl_core.fields import (
     DockerRun,
     HttpUrl,
     Identifier,
-    PathComponent,
+    SplitName,
     StartupSeconds,
     Text,
 )
@@ -30,9 +30,9 @@ class OpenEnvDataConfig(StrictModel):
     """OpenEnv environments have no dataset: a task is a reset of the environment with its own seed."""
 
     # Name of the prepared split file (<split>.jsonl) of the train resets.
-    train_split: PathComponent = "openenv_train"
+    train_split: SplitName = "openenv_train"
     # Name of the prepared split file of the eval resets.
-    eval_split: PathComponent = "openenv_eval"
+    eval_split: SplitName = "openenv_eval"
     train_episodes: int = Field(64, ge=1)
     eval_episodes: int = Field(16, ge=1)
     # reset(seed=seed + i) for the i-th train task; the eval tasks follow the train ones.

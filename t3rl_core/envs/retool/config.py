@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from t3rl_core.config import EnvConfig
-from t3rl_core.fields import Differs, Label, LocalPath, PathComponent, Seed, Text, Usual
+from t3rl_core.fields import Differs, Label, LocalPath, Seed, SplitName, Text, Usual
 from t3rl_core.input_files import InputFile, count_rows
 from t3rl_core.sandbox.config import AnySandboxConfig, LocalSandboxConfig
 from t3rl_core.strict import StrictModel
@@ -49,15 +49,15 @@ class ReToolDataConfig(StrictModel):
     seed: Seed = 42
     test_size: int = Field(100, ge=1)
     # Name of the prepared split file (<split>.jsonl) of the train problems.
-    train_split: PathComponent = "retool_train"
+    train_split: SplitName = "retool_train"
     # Name of the prepared split file of the test problems.
-    test_split: PathComponent = "retool_test"
+    test_split: SplitName = "retool_test"
     # Conversations for the SFT cold start (JSONL or parquet, one list of chat messages per row, the
     # assistant turns with their <code> and <interpreter> text). None = worked solutions of the
     # built-in sample's train problems when `source` is None too; else no SFT split is written.
     sft_source: LocalPath | None = None
     messages_key: Label = "messages"
-    sft_split: PathComponent = "retool_sft"
+    sft_split: SplitName = "retool_sft"
     # The user message; `{question}` is replaced by the problem (literal braces doubled).
     instruction: Text = DEFAULT_INSTRUCTION
 

@@ -16,7 +16,7 @@ from t3rl_core.envs.verifiers.loader_args import (
     loader_problem,
     module_name,
 )
-from t3rl_core.fields import Corrected, Identifier, Name, PathComponent, Seconds
+from t3rl_core.fields import Corrected, Identifier, Name, Seconds, SplitName
 from t3rl_core.import_paths import nearest_module, same_module
 from t3rl_core.strict import StrictModel
 
@@ -30,9 +30,9 @@ class VerifiersDataConfig(StrictModel):
     """The environment's own datasets (`dataset`, `eval_dataset`) written as t3rl JSONL splits."""
 
     # Name of the prepared split file (<split>.jsonl) of the environment's `dataset` rows.
-    train_split: PathComponent = "verifiers_train"
+    train_split: SplitName = "verifiers_train"
     # Name of the prepared split file of its `eval_dataset` rows.
-    eval_split: PathComponent = "verifiers_eval"
+    eval_split: SplitName = "verifiers_eval"
     # Rows per split in the environment's order (verifiers' `-n`); None = all.
     limit: int | None = Field(None, ge=1)
 
