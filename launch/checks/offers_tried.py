@@ -24,6 +24,15 @@ _ASSIGNS = re.compile(
     r"(?: instead of (?P<typed>`[^`]+`(?: and `[^`]+`)*))?(?: \(.*\))?$"
 )
 _OR = "; or "
+_FIGURES = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _reading(message: str) -> str:
+    """What an error says, its figures left out: an alternative moves the estimates of an error the line
+    already had (`needs ~4660 GiB per GPU` → `~4658 GiB`), and may move it to another key it sets (the
+    memory estimate blames the key typed last), and that error is still the line's, not the
+    alternative's."""
+    return _FIGURES.sub("#", message)
 
 
 def offers_alternatives(problem: Problem) -> bool:
@@ -39,7 +48,7 @@ def tried_offers(
 ) -> list[Problem]:
     if _TRYING.get():  # a fix being tried: its own refusals are not tried again
         return problems
-    typed = {(p.key, p.message) for p in problems if p.severity == "error"}
+    typed = {_reading(p.message) for p in problems if p.severity == "error"}
     return [
         _tried_offer(p, overrides, config_dirs, refusals, typed) if offers_alternatives(p) else p
         for p in problems
@@ -51,7 +60,7 @@ def _tried_offer(
     overrides: Sequence[str],
     config_dirs: Sequence[str],
     refusals: Refusals,
-    typed: set[tuple[str, str]],
+    typed: set[str],
 ) -> Problem:
     def line(alternative: str) -> Trial | None:
         found = _ASSIGNS.match(alternative)
@@ -68,8 +77,8 @@ def _tried_offer(
 
     def own(_: str, errors: list[Problem]) -> list[Problem]:
         # an error the line as typed did not have (its other errors are not the offer's), or this one again
-        mine = (problem.key, problem.message)
-        return [e for e in errors if (e.key, e.message) not in typed or (e.key, e.message) == mine]
+        mine = _reading(problem.message)
+        return [e for e in errors if _reading(e.message) not in typed or _reading(e.message) == mine]
 
     kept, refused = tried(problem.fix.split(_OR), line, own, config_dirs, refusals)
     if not refused:
