@@ -146,8 +146,9 @@ ISSUERS: tuple[tuple[str, tuple[str, ...], str, str | None], ...] = (
     # Wave ten: the chat bots a tool-use environment or a run's notifier drives, a run's other trackers,
     # vector stores and search tools an agent calls, and the platforms a job deploys to.
     # Telegram's bot token is `<bot id>:AA<33 characters>`: the id before the colon is the bot's public
-    # user id; the secret is what follows (always `AA` then 33 base64url characters).
-    ("Telegram bot", ("AA",), r"AA[A-Za-z0-9_-]{33}", None),
+    # user id; the secret is what follows (always `AA` then 33 base64url characters). A PEM block's
+    # `-----` is no part of one: a body line ending in `AA…` beside its END line read as a token.
+    ("Telegram bot", ("AA",), r"AA(?:[A-Za-z0-9_]|-(?!----)){33}", None),
     # Discord's bot token: base64 of the bot's numeric id (17 to 19 digits: its first digit makes the
     # first two characters), a 6-character time stamp and an HMAC of 27 to 38, dot-separated.
     ("Discord bot", ("MT", "Mj", "Mz", "ND", "NT", "Nj", "Nz", "OD", "OT"),
