@@ -98,14 +98,23 @@ def _retyped(arg: str, found: dict[str, str]) -> str:
         arg = arg[leading.end() :]
         # `—m` was `-m`, `—config-dir` `--config-dir`
         head = "-" if len(arg.partition("=")[0]) == 1 else "--"
+    key, equals, value = arg.partition("=")
     out = []
-    for c in arg:
-        if _pasted(c) and PASTED.get(c) != DASH:
+    for index, c in enumerate(arg):
+        meant = equals and index > len(key) and _written_text(value) and unicodedata.category(c) != "Cc"
+        if _pasted(c) and PASTED.get(c) != DASH and not meant:
             found.setdefault(c, shown)
             out.append(PASTED.get(c, NOTHING))
         else:
             out.append(c)
     return head + "".join(out)
+
+
+def _written_text(value: str) -> bool:
+    """A value holding letters or signs beyond ASCII (Persian, Chinese, an emoji) is text in a language:
+    its joiners and spaces are the language's own (Persian's zero-width non-joiner, an ideographic space,
+    an emoji's zero-width joiner), not pasted into what was typed in ASCII."""
+    return any(not c.isascii() and not _pasted(c) for c in value)
 
 
 def _pasted(c: str) -> bool:
