@@ -10,13 +10,14 @@ key there too: `+tracking.lr=…` would only be refused again.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
 from launch.config.errors import did_you_mean
-from launch.config.fixes import assign, typed_text, value_at
+from launch.config.fixes import assign, quoted, typed_text, value_at
 from launch.config.gpu_totals import total_gpus_fix
 from launch.config.guess_values import takes
 from launch.config.misspelt_secrets import reference_fix
@@ -28,6 +29,8 @@ from launch.config.slime_flags import owner_of_name
 # A key's place is listed when one of this many or fewer places holds it; more is a name every section
 # has (`name`, `kind`), where listing places teaches nothing.
 _MOST_PLACES = 4
+# Characters Hydra's override grammar reads as syntax in an unquoted value.
+_HYDRA_SYNTAX = re.compile(r"[=,\s'\"\[\]{}()~$\\]")
 # difflib's ratio from which two names are one misspelt (`seeed`/`seed` 0.89, `temprature` 0.95;
 # `n_samples`/`name` 0.62 is another setting).
 _NEARLY_ALIKE = 0.8
@@ -55,10 +58,29 @@ def places(typed: str, root: Mapping[str, Any]) -> list[str]:
         found = [key for key in keys if key.split(".")[-len(ending) :] == ending]
         if found:
             break
+    if not found:
+        found = _free_form_places(parts, root)
     if not found or len(found) > _MOST_PLACES:
         return []
     named = set(parts[:-1])
     return sorted(found, key=lambda key: (-len(named & set(key.split("."))), len(key), key))
+
+
+def _free_form_places(parts: list[str], root: Mapping[str, Any]) -> list[str]:
+    """`env_vars.FOO` → `hardware.env_vars.FOO`: a new key typed under the name of a section that takes
+    any key (a mapping no model declares) lives in that section, wherever the config holds it; the
+    longest typed section path first."""
+    sections = [key for key in _section_keys(root, "") if not key.startswith("hydra.")]
+    for end in range(len(parts) - 1, 0, -1):
+        typed, rest = parts[:end], parts[end:]
+        found = [
+            f"{key}.{'.'.join(rest)}"
+            for key in sections
+            if key.split(".")[-end:] == typed and key != ".".join(typed) and not field_names(key, root)
+        ]
+        if found:
+            return found
+    return []
 
 
 def _leaf_keys(node: Any, prefix: str) -> Iterator[str]:
@@ -192,7 +214,12 @@ def misplaced_fix(
             f"{lead} in {written_in}, delete `{name}:`{at} and set {found[0]}: "
             f"{typed_text(typed_value)} instead{also}"
         )
-    return f"{lead} {assign(root, found[0], typed_text(typed_value))}{also}"
+    # a text holding what Hydra reads as syntax unquoted (`--flag=0`) is written as the override must give
+    # it; one typed as a mapping or a list (`{enable_thinking:false}`) is meant as that
+    text = typed_text(typed_value)
+    syntax = isinstance(typed_value, str) and not text.startswith(("{", "[")) and _HYDRA_SYNTAX.search(text)
+    shown = quoted(text) if syntax else text
+    return f"{lead} {assign(root, found[0], shown)}{also}"
 
 
 def _abbreviated(typed: str, root: Mapping[str, Any]) -> str | None:
