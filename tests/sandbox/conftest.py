@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import functools
 import os
@@ -14,6 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from t3rl_core.sandbox.config import LocalSandboxConfig
+from t3rl_core.sandbox.local import LocalSandbox
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -130,3 +134,18 @@ def need(*layers: str) -> None:
     lacking = [layer for layer in layers if not host_offers(layer)]
     if lacking:
         pytest.skip(f"this host does not offer {lacking}")
+
+
+def one_cell(code: str) -> str:
+    """The output of `code` run as one cell of a fresh local sandbox (the cell must succeed)."""
+
+    async def run() -> str:
+        sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=30, max_concurrency=1))
+        try:
+            result = await sandbox.run(code)
+        finally:
+            await sandbox.aclose()
+        assert result.ok, (result.error, result.stderr)
+        return result.stdout
+
+    return asyncio.run(run())

@@ -12,7 +12,6 @@ with why): every other file reads empty and every other directory is empty, what
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -28,7 +27,8 @@ from t3rl_core.sandbox.child.mounts import (
     SYS_TOPOLOGY,
 )
 from t3rl_core.sandbox.config import LocalSandboxConfig
-from t3rl_core.sandbox.local import LocalSandbox, cell_hidden_paths
+from t3rl_core.sandbox.local import cell_hidden_paths
+from tests.sandbox.conftest import one_cell
 
 ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="a PID namespace's /proc needs root here")
 
@@ -51,17 +51,8 @@ print(json.dumps([top, {path: size(path) for path in %r}]))
 
 @pytest.fixture(scope="module")
 def seen() -> tuple[dict[str, int], dict[str, int]]:
-    async def run() -> tuple[dict[str, int], dict[str, int]]:
-        sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=30, max_concurrency=1))
-        try:
-            result = await sandbox.run(CELL % (PROC_SYS_COVERED,))
-        finally:
-            await sandbox.aclose()
-        assert result.ok, (result.error, result.stderr)
-        top, sys_sizes = json.loads(result.stdout)
-        return top, sys_sizes
-
-    return asyncio.run(run())
+    top, sys_sizes = json.loads(one_cell(CELL % (PROC_SYS_COVERED,)))
+    return top, sys_sizes
 
 
 @ROOT
@@ -130,17 +121,8 @@ print(json.dumps([files, dirs]))
 
 @pytest.fixture(scope="module")
 def topology() -> tuple[dict[str, int], dict[str, int]]:
-    async def run() -> tuple[dict[str, int], dict[str, int]]:
-        sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=30, max_concurrency=1))
-        try:
-            result = await sandbox.run(SYS_CELL % (SYS_TOPOLOGY, sorted(SYS_COVERED_DIRS)))
-        finally:
-            await sandbox.aclose()
-        assert result.ok, (result.error, result.stderr)
-        files, dirs = json.loads(result.stdout)
-        return files, dirs
-
-    return asyncio.run(run())
+    files, dirs = json.loads(one_cell(SYS_CELL % (SYS_TOPOLOGY, sorted(SYS_COVERED_DIRS))))
+    return files, dirs
 
 
 def _host_has(name: str) -> bool:
@@ -201,16 +183,6 @@ def test_a_cells_path_names_only_directories_it_can_see(monkeypatch: pytest.Monk
     every cell: now only the directories of the cell's root (`cell.visible_path`); the system's stay."""
     host_only = ["/home/wave10-user/.local/bin", "/opt/wave10-project/bin"]
     monkeypatch.setenv("PATH", ":".join([*host_only, "/usr/bin", "/bin"]))
-
-    async def run() -> str:
-        sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=30, max_concurrency=1))
-        try:
-            result = await sandbox.run("import os; print(os.environ['PATH'])")
-        finally:
-            await sandbox.aclose()
-        assert result.ok, (result.error, result.stderr)
-        return result.stdout.strip()
-
-    entries = asyncio.run(run()).split(":")
+    entries = one_cell("import os; print(os.environ['PATH'])").strip().split(":")
     assert not set(host_only) & set(entries), entries
     assert "/usr/bin" in entries

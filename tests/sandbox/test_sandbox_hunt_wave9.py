@@ -10,7 +10,6 @@ for the cells' environment as `DB_PASSWORD` is (t3rl_core.secret_name_words.OTHE
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import resource
@@ -19,7 +18,8 @@ import pytest
 
 from t3rl_core.sandbox.child.privileges import inherited_limits
 from t3rl_core.sandbox.config import LocalSandboxConfig
-from t3rl_core.sandbox.local import LocalSandbox, cell_env
+from t3rl_core.sandbox.local import cell_env
+from tests.sandbox.conftest import one_cell
 
 ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="the cells' own limits are set by a root zygote here")
 
@@ -48,17 +48,7 @@ def limits() -> dict[str, list]:
     soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
     if hard != resource.RLIM_INFINITY and soft >= hard:
         pytest.skip("this host's stack limit has no room above its soft value")
-
-    async def run() -> dict[str, list]:
-        sandbox = LocalSandbox(LocalSandboxConfig(timeout_s=30, max_concurrency=1))
-        try:
-            result = await sandbox.run(CELL)
-        finally:
-            await sandbox.aclose()
-        assert result.ok, (result.error, result.stderr)
-        return json.loads(result.stdout)
-
-    return asyncio.run(run())
+    return json.loads(one_cell(CELL))
 
 
 @ROOT
