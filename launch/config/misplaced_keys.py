@@ -10,7 +10,6 @@ key there too: `+tracking.lr=…` would only be refused again.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -29,8 +28,6 @@ from launch.config.slime_flags import owner_of_name
 # A key's place is listed when one of this many or fewer places holds it; more is a name every section
 # has (`name`, `kind`), where listing places teaches nothing.
 _MOST_PLACES = 4
-# Characters Hydra's override grammar reads as syntax in an unquoted value.
-_HYDRA_SYNTAX = re.compile(r"[=,\s'\"\[\]{}()~$\\]")
 # difflib's ratio from which two names are one misspelt (`seeed`/`seed` 0.89, `temprature` 0.95;
 # `n_samples`/`name` 0.62 is another setting).
 _NEARLY_ALIKE = 0.8
@@ -214,11 +211,11 @@ def misplaced_fix(
             f"{lead} in {written_in}, delete `{name}:`{at} and set {found[0]}: "
             f"{typed_text(typed_value)} instead{also}"
         )
-    # a text holding what Hydra reads as syntax unquoted (`--flag=0`) is written as the override must give
-    # it; one typed as a mapping or a list (`{enable_thinking:false}`) is meant as that
-    text = typed_text(typed_value)
-    syntax = isinstance(typed_value, str) and not text.startswith(("{", "[")) and _HYDRA_SYNTAX.search(text)
-    shown = quoted(text) if syntax else text
+    shown = typed_text(typed_value)
+    if isinstance(typed_value, str):  # a text Hydra's grammar does not read unquoted (`--flag=0`) is quoted
+        from launch.config.pasted_overrides import parses  # lazy: Hydra's parser, on an error's path only
+
+        shown = shown if parses(f"{found[0]}={shown}") else quoted(shown)
     return f"{lead} {assign(root, found[0], shown)}{also}"
 
 
