@@ -99,9 +99,10 @@ def _retyped(arg: str, found: dict[str, str]) -> str:
         # `—m` was `-m`, `—config-dir` `--config-dir`
         head = "-" if len(arg.partition("=")[0]) == 1 else "--"
     key, equals, value = arg.partition("=")
+    written = bool(equals) and _written_text(value)
     out = []
     for index, c in enumerate(arg):
-        meant = equals and index > len(key) and _written_text(value) and unicodedata.category(c) != "Cc"
+        meant = written and index > len(key) and unicodedata.category(c) != "Cc"
         if _pasted(c) and PASTED.get(c) != DASH and not meant:
             found.setdefault(c, shown)
             out.append(PASTED.get(c, NOTHING))
